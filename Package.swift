@@ -1,0 +1,73 @@
+// swift-tools-version:6.0
+import PackageDescription
+
+/// C libraries come from Debian packages; each is wrapped once in a `C<Lib>` target that holds
+/// only a modulemap and a shim header.
+func systemLibrary(_ name: String, pkgConfig: String, apt: String) -> Target {
+    .systemLibrary(name: name, pkgConfig: pkgConfig, providers: [.apt([apt])])
+}
+
+let package = Package(
+    name: "Tonearm",
+    products: [
+        .executable(name: "tonearm", targets: ["tonearm"]),
+        .executable(name: "tonearmd", targets: ["tonearmd"]),
+    ],
+    dependencies: [
+        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
+        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+    ],
+    targets: [
+        systemLibrary("CALSA", pkgConfig: "alsa", apt: "libasound2-dev"),
+        systemLibrary("CFLAC", pkgConfig: "flac", apt: "libflac-dev"),
+        systemLibrary("CGPIOD", pkgConfig: "libgpiod", apt: "libgpiod-dev"),
+        systemLibrary("CSoxr", pkgConfig: "soxr", apt: "libsoxr-dev"),
+
+        // Pure audio building blocks: formats, the SPSC ring, sample conversion, the mixer.
+        .target(name: "TonearmAudio"),
+        // libFLAC: metadata and decoding.
+        .target(name: "TonearmFLAC", dependencies: ["CFLAC", "TonearmAudio"]),
+        // alsa-lib: one PCM device, negotiated and written to.
+        .target(name: "TonearmALSA", dependencies: ["CALSA", "TonearmAudio"]),
+        // Decoder thread, output thread and the pipeline between them.
+        .target(
+            name: "TonearmPlayback",
+            dependencies: [
+                "CSoxr", "TonearmAudio", "TonearmFLAC", "TonearmALSA",
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // libgpiod: chips and lines for buttons and encoders.
+        .target(name: "TonearmGPIO", dependencies: ["CGPIOD"]),
+        // A small JSON value type shared by the CLI and, later, the control protocol.
+        .target(name: "TonearmJSON"),
+
+        .executableTarget(
+            name: "tonearm",
+            dependencies: [
+                "TonearmPlayback", "TonearmFLAC", "TonearmALSA", "TonearmAudio", "TonearmJSON",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        .executableTarget(
+            name: "tonearmd",
+            dependencies: [
+                "TonearmPlayback", "TonearmGPIO",
+                .product(name: "ArgumentParser", package: "swift-argument-parser"),
+                .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+
+        // Counts heap allocations on the calling thread, to prove the render path makes none.
+        .target(name: "CAllocationCounter", path: "Tests/CAllocationCounter"),
+
+        .testTarget(name: "TonearmAudioTests", dependencies: ["TonearmAudio", "CAllocationCounter"]),
+        .testTarget(name: "TonearmFLACTests", dependencies: ["TonearmFLAC", "TestSupport"]),
+        .testTarget(name: "TonearmGPIOTests", dependencies: ["TonearmGPIO"]),
+        .testTarget(name: "TonearmJSONTests", dependencies: ["TonearmJSON"]),
+        .testTarget(name: "TonearmIntegrationTests", dependencies: ["TestSupport"]),
+        .target(name: "TestSupport", path: "Tests/TestSupport"),
+    ],
+    swiftLanguageModes: [.v6]
+)

@@ -1,0 +1,189 @@
+import CALSA
+import TonearmAudio
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// What the player would like the device to be.
+public struct OutputRequest: Sendable, Equatable {
+    public var stream: StreamFormat
+    public var periodFrames: Int
+    public var bufferFrames: Int
+
+    public init(stream: StreamFormat, periodFrames: Int, bufferFrames: Int) {
+        self.stream = stream
+        self.periodFrames = periodFrames
+        self.bufferFrames = bufferFrames
+    }
+}
+
+/// One open ALSA playback PCM, opened non-blocking and configured once.
+///
+/// Negotiation keeps the source's rate, channel count and a container that holds its bit depth
+/// whenever the device takes them; ALSA's own resampler is switched off, so a rate the device
+/// lacks comes back as the nearest rate it has and the caller resamples (with libsoxr).
+/// One thread uses it at a time: it is handed to the output thread, which then owns it.
+public final class PCMDevice: @unchecked Sendable {
+    public let name: String
+    public let format: DeviceFormat
+    private let pcm: OpaquePointer
+
+    public static let maxChannels = 8
+
+    public init(name: String, request: OutputRequest) throws(ALSAError) {
+        self.name = name
+        var handle: OpaquePointer?
+        var rc = snd_pcm_open(&handle, name, SND_PCM_STREAM_PLAYBACK, SND_PCM_NONBLOCK)
+        guard rc == 0, let handle else { throw ALSAError(device: name, operation: "open", code: rc) }
+        pcm = handle
+        do {
+            format = try Self.configure(pcm: handle, name: name, request: request)
+        } catch {
+            snd_pcm_close(handle)
+            throw error
+        }
+        rc = snd_pcm_prepare(handle)
+        if rc < 0 {
+            snd_pcm_close(handle)
+            throw ALSAError(device: name, operation: "prepare", code: rc)
+        }
+    }
+
+    deinit { snd_pcm_close(pcm) }
+
+    private static func configure(pcm: OpaquePointer, name: String, request: OutputRequest) throws(ALSAError) -> DeviceFormat {
+        var hwp: OpaquePointer?
+        snd_pcm_hw_params_malloc(&hwp)
+        guard let hw = hwp else { throw ALSAError(device: name, operation: "allocate parameters for", code: -ENOMEM) }
+        defer { snd_pcm_hw_params_free(hw) }
+
+        func check(_ rc: Int32, _ what: String) throws(ALSAError) {
+            if rc < 0 { throw ALSAError(device: name, operation: what, code: rc) }
+        }
+        try check(snd_pcm_hw_params_any(pcm, hw), "query")
+        try check(snd_pcm_hw_params_set_access(pcm, hw, SND_PCM_ACCESS_RW_INTERLEAVED), "set interleaved access on")
+        // Resampling is ours to do, with a real resampler; ALSA's plug would use linear.
+        _ = snd_pcm_hw_params_set_rate_resample(pcm, hw, 0)
+
+        let candidates = DeviceSampleFormat.preferenceOrder(forBits: request.stream.bitsPerSample)
+        guard let sampleFormat = candidates.first(where: { snd_pcm_hw_params_test_format(pcm, hw, $0.alsa) == 0 }) else {
+            throw ALSAError(device: name, operation: "find a supported sample format (S16_LE, S24_3LE, S24_LE, S32_LE, FLOAT_LE) on", code: -EINVAL)
+        }
+        try check(snd_pcm_hw_params_set_format(pcm, hw, sampleFormat.alsa), "set format \(sampleFormat) on")
+
+        var channels = UInt32(request.stream.channels)
+        if snd_pcm_hw_params_test_channels(pcm, hw, channels) != 0 {
+            // Prefer stereo, then whatever is nearest: the channel map folds into it.
+            channels = snd_pcm_hw_params_test_channels(pcm, hw, 2) == 0 ? 2 : channels
+            try check(snd_pcm_hw_params_set_channels_near(pcm, hw, &channels), "set \(request.stream.channels) channels on")
+            if channels > UInt32(maxChannels) {
+                channels = UInt32(maxChannels)
+                try check(snd_pcm_hw_params_set_channels(pcm, hw, channels), "set \(channels) channels on")
+            }
+        } else {
+            try check(snd_pcm_hw_params_set_channels(pcm, hw, channels), "set \(channels) channels on")
+        }
+
+        var rate = UInt32(request.stream.sampleRate)
+        var dir: Int32 = 0
+        try check(snd_pcm_hw_params_set_rate_near(pcm, hw, &rate, &dir), "set rate \(request.stream.sampleRate) Hz on")
+
+        var period = snd_pcm_uframes_t(request.periodFrames)
+        try check(snd_pcm_hw_params_set_period_size_near(pcm, hw, &period, &dir), "set period of \(request.periodFrames) frames on")
+        var bufferSize = snd_pcm_uframes_t(max(request.bufferFrames, Int(period) * 2))
+        try check(snd_pcm_hw_params_set_buffer_size_near(pcm, hw, &bufferSize), "set buffer of \(request.bufferFrames) frames on")
+        try check(snd_pcm_hw_params(pcm, hw), "apply parameters to")
+        snd_pcm_hw_params_get_period_size(hw, &period, &dir)
+        snd_pcm_hw_params_get_buffer_size(hw, &bufferSize)
+
+        var swp: OpaquePointer?
+        snd_pcm_sw_params_malloc(&swp)
+        guard let sw = swp else { throw ALSAError(device: name, operation: "allocate parameters for", code: -ENOMEM) }
+        defer { snd_pcm_sw_params_free(sw) }
+        try check(snd_pcm_sw_params_current(pcm, sw), "query software parameters of")
+        // Start once the buffer is full: the first period cannot underrun while the rest fill.
+        try check(snd_pcm_sw_params_set_start_threshold(pcm, sw, bufferSize - (bufferSize % period)), "set start threshold on")
+        try check(snd_pcm_sw_params_set_avail_min(pcm, sw, period), "set wake-up threshold on")
+        try check(snd_pcm_sw_params(pcm, sw), "apply software parameters to")
+
+        return DeviceFormat(sampleFormat: sampleFormat, sampleRate: Int(rate), channels: Int(channels),
+                            periodFrames: Int(period), bufferFrames: Int(bufferSize))
+    }
+
+    /// What one write attempt came to.
+    public enum WriteOutcome: Equatable {
+        /// Frames accepted (possibly fewer than offered).
+        case wrote(Int)
+        /// An underrun (or suspend) happened and was recovered; nothing written.
+        case recoveredUnderrun
+        /// No room appeared within the timeout: the device stopped consuming.
+        case stalled
+        /// The device failed with this (negative) code.
+        case failed(Int32)
+    }
+
+    /// Writes interleaved frames, waiting at most `timeoutMilliseconds` for room. Makes no
+    /// allocation and takes no lock: it is called from the render path.
+    @inline(__always)
+    public func write(_ frames: UnsafeRawPointer, count: Int, timeoutMilliseconds: Int32) -> WriteOutcome {
+        let n = snd_pcm_writei(pcm, frames, snd_pcm_uframes_t(count))
+        if n >= 0 { return .wrote(Int(n)) }
+        let code = Int32(n)
+        if code == -EAGAIN {
+            let ready = snd_pcm_wait(pcm, timeoutMilliseconds)
+            if ready == 0 { return .stalled }
+            if ready > 0 { return .wrote(0) }
+            return recover(ready)
+        }
+        return recover(code)
+    }
+
+    @inline(__always)
+    private func recover(_ code: Int32) -> WriteOutcome {
+        if code == -EPIPE || code == -ESTRPIPE || code == -EINTR {
+            return snd_pcm_recover(pcm, code, 1) == 0 ? .recoveredUnderrun : .failed(code)
+        }
+        return .failed(code)
+    }
+
+    /// Lets what was written play out, for at most `timeoutMilliseconds`.
+    public func drain(timeoutMilliseconds: Int) {
+        if snd_pcm_state(pcm) == SND_PCM_STATE_PREPARED {
+            // Fewer frames than the start threshold were written: start explicitly.
+            snd_pcm_start(pcm)
+        }
+        var waited = 0
+        while waited < timeoutMilliseconds {
+            let state = snd_pcm_state(pcm)
+            guard state == SND_PCM_STATE_RUNNING else { break }
+            var delay: snd_pcm_sframes_t = 0
+            if snd_pcm_delay(pcm, &delay) < 0 || delay <= 0 { break }
+            let wait = max(1, min(50, Int(delay) * 1000 / max(1, format.sampleRate)))
+            usleep(UInt32(wait * 1000))
+            waited += wait
+        }
+        snd_pcm_drop(pcm)
+    }
+
+    /// Stops at once, discarding what is queued.
+    public func drop() { snd_pcm_drop(pcm) }
+
+    /// Frames written but not yet heard, when the device can tell.
+    public var delayFrames: Int? {
+        var delay: snd_pcm_sframes_t = 0
+        return snd_pcm_delay(pcm, &delay) == 0 ? Int(delay) : nil
+    }
+}
+
+extension DeviceSampleFormat {
+    var alsa: snd_pcm_format_t {
+        switch self {
+        case .s16LE: SND_PCM_FORMAT_S16_LE
+        case .s24_3LE: SND_PCM_FORMAT_S24_3LE
+        case .s24LE: SND_PCM_FORMAT_S24_LE
+        case .s32LE: SND_PCM_FORMAT_S32_LE
+        case .floatLE: SND_PCM_FORMAT_FLOAT_LE
+        }
+    }
+}

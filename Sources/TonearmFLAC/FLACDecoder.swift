@@ -1,0 +1,315 @@
+import CFLAC
+import TonearmAudio
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Decodes one FLAC file with libFLAC into interleaved, left-justified `Int32` frames.
+///
+/// Opening reads all metadata and decodes the first audio frame, so `info.format` is what the
+/// frames really are, whatever STREAMINFO claims. Buffers are sized from each decoded frame.
+/// A change of sample rate or channel count mid-stream, or a rise in bit depth, stops decoding
+/// with `FLACError.Reason.formatChange`; a drop in bit depth is exact and plays.
+/// libFLAC's error callbacks (lost sync, bad header, CRC mismatch) are counted in
+/// `errorCounts`; libFLAC replaces a frame with a bad CRC by silence and carries on.
+public final class FLACDecoder {
+    public let path: String
+    public private(set) var info: TrackInfo
+
+    private let decoder: UnsafeMutablePointer<FLAC__StreamDecoder>
+    private var keepPictureData: Bool
+
+    // Filled by the callbacks.
+    private var streamInfo: (format: StreamFormat, total: Int?, minBlock: Int, maxBlock: Int)?
+    private var comments: [(name: String, value: String)] = []
+    private var pictures: [FLACPicture] = []
+    private var establishedFormat: StreamFormat?
+    private var failure: FLACError.Reason?
+    public private(set) var errorCounts = DecodeErrorCounts()
+
+    // Decoded, not yet taken frames.
+    private var buffer: UnsafeMutablePointer<Int32>
+    private var bufferCapacity: Int
+    private var bufferedFrames = 0
+    /// Index of the first frame in `buffer` (after a seek, the frame sought to).
+    private var bufferStartFrame = 0
+    /// Index of the next frame libFLAC will deliver.
+    private var nextFrame = 0
+    private var reachedEnd = false
+
+    /// Opens `path`. `keepPictureData` keeps the image bytes of PICTURE blocks.
+    public init(path: String, keepPictureData: Bool = false) throws(FLACError) {
+        self.path = path
+        self.keepPictureData = keepPictureData
+        try Self.checkMarker(path: path)
+        guard let d = FLAC__stream_decoder_new() else {
+            throw FLACError(path: path, reason: .decoder("cannot allocate a decoder"))
+        }
+        decoder = d
+        bufferCapacity = 4096 * 2
+        buffer = .allocate(capacity: bufferCapacity)
+        info = TrackInfo(path: path, format: StreamFormat(sampleRate: 0, channels: 0, bitsPerSample: 0),
+                         streamInfoFormat: StreamFormat(sampleRate: 0, channels: 0, bitsPerSample: 0),
+                         totalFrames: nil, minBlockSize: 0, maxBlockSize: 0, comments: [], pictures: [])
+
+        FLAC__stream_decoder_set_metadata_respond(d, FLAC__METADATA_TYPE_VORBIS_COMMENT)
+        FLAC__stream_decoder_set_metadata_respond(d, FLAC__METADATA_TYPE_PICTURE)
+        let status = FLAC__stream_decoder_init_file(
+            d, path, flacWrite, flacMetadata, flacError, Unmanaged.passUnretained(self).toOpaque())
+        guard status == FLAC__STREAM_DECODER_INIT_STATUS_OK else {
+            let why = status == FLAC__STREAM_DECODER_INIT_STATUS_ERROR_OPENING_FILE
+                ? FLACError.Reason.cannotOpen(String(cString: strerror(errno)))
+                : .decoder("initialisation failed (status \(status.rawValue))")
+            FLAC__stream_decoder_delete(d)
+            buffer.deallocate()
+            throw FLACError(path: path, reason: why)
+        }
+        do {
+            try openStream()
+        } catch {
+            FLAC__stream_decoder_delete(d)
+            buffer.deallocate()
+            throw error
+        }
+    }
+
+    deinit {
+        FLAC__stream_decoder_finish(decoder)
+        FLAC__stream_decoder_delete(decoder)
+        buffer.deallocate()
+    }
+
+    /// Reads metadata and the first frame.
+    private func openStream() throws(FLACError) {
+        guard FLAC__stream_decoder_process_until_end_of_metadata(decoder) != 0, let streamInfo else {
+            throw FLACError(path: path, reason: failure ?? .badMetadata("no STREAMINFO block"))
+        }
+        info.streamInfoFormat = streamInfo.format
+        info.totalFrames = streamInfo.total
+        info.minBlockSize = streamInfo.minBlock
+        info.maxBlockSize = streamInfo.maxBlock
+        info.comments = comments
+        info.pictures = pictures
+        try fill()
+        guard let establishedFormat else {
+            if let failure { throw FLACError(path: path, reason: failure) }
+            if errorCounts.total > 0 { throw FLACError(path: path, reason: .decodeErrors(errorCounts)) }
+            throw FLACError(path: path, reason: .noAudio)
+        }
+        info.format = establishedFormat
+        // A STREAMINFO whose rate disagrees with the frames would make the duration wrong.
+        if streamInfo.format.sampleRate != establishedFormat.sampleRate { info.totalFrames = nil }
+    }
+
+    /// A quick look at the first bytes, so a non-FLAC file fails at once instead of libFLAC
+    /// searching all of it for a frame sync.
+    private static func checkMarker(path: String) throws(FLACError) {
+        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        guard fd >= 0 else { throw FLACError(path: path, reason: .cannotOpen(String(cString: strerror(errno)))) }
+        defer { close(fd) }
+        var st = stat()
+        if fstat(fd, &st) == 0 && (st.st_mode & S_IFMT) == S_IFDIR {
+            throw FLACError(path: path, reason: .cannotOpen("is a directory"))
+        }
+        var header = [UInt8](repeating: 0, count: 10)
+        var n = read(fd, &header, 10)
+        guard n > 0 else {
+            if n < 0 { throw FLACError(path: path, reason: .cannotOpen(String(cString: strerror(errno)))) }
+            throw FLACError(path: path, reason: .empty)
+        }
+        var offset = 0
+        // libFLAC skips an ID3v2 tag in front of the stream; so do we.
+        if n == 10, header[0] == 0x49, header[1] == 0x44, header[2] == 0x33 {
+            let size = header[6...9].reduce(0) { ($0 << 7) | Int($1 & 0x7F) }
+            offset = 10 + size
+            guard lseek(fd, off_t(offset), SEEK_SET) == off_t(offset) else {
+                throw FLACError(path: path, reason: .notFLAC)
+            }
+            n = read(fd, &header, 4)
+        }
+        guard n >= 4, header[0] == 0x66, header[1] == 0x4C, header[2] == 0x61, header[3] == 0x43 else {
+            throw FLACError(path: path, reason: .notFLAC)
+        }
+    }
+
+    /// Decodes until at least one frame is buffered, the stream ends, or decoding fails.
+    private func fill() throws(FLACError) {
+        while bufferedFrames == 0 && !reachedEnd {
+            let ok = FLAC__stream_decoder_process_single(decoder) != 0
+            if let failure { throw FLACError(path: path, reason: failure) }
+            let state = FLAC__stream_decoder_get_state(decoder)
+            if state == FLAC__STREAM_DECODER_END_OF_STREAM {
+                reachedEnd = true
+            } else if !ok {
+                throw FLACError(path: path, reason: .decoder(Self.describe(state)))
+            }
+        }
+    }
+
+    /// The next decoded frames, interleaved, valid until the next call; nil at the end.
+    /// At the end, throws if the file proved truncated or corrupt.
+    public func nextBlock() throws(FLACError) -> UnsafeBufferPointer<Int32>? {
+        try fill()
+        guard bufferedFrames > 0, let format = establishedFormat else {
+            if let total = info.totalFrames, nextFrame < total {
+                throw FLACError(path: path, reason: .truncated(decodedFrames: nextFrame, expectedFrames: total))
+            }
+            if errorCounts.total > 0 { throw FLACError(path: path, reason: .decodeErrors(errorCounts)) }
+            return nil
+        }
+        let block = UnsafeBufferPointer(start: buffer, count: bufferedFrames * format.channels)
+        bufferedFrames = 0
+        return block
+    }
+
+    /// Frame index of the first frame the next `nextBlock()` returns.
+    public var position: Int { bufferedFrames > 0 ? bufferStartFrame : nextFrame }
+
+    /// Positions the decoder so that the next block starts exactly at `frame`. Works without a
+    /// seek table (libFLAC bisects the file).
+    public func seek(toFrame frame: Int) throws(FLACError) {
+        if let total = info.totalFrames, frame > total {
+            throw FLACError(path: path, reason: .seekFailed(frame: frame))
+        }
+        bufferedFrames = 0
+        reachedEnd = false
+        if let total = info.totalFrames, frame == total {
+            nextFrame = frame
+            reachedEnd = true
+            return
+        }
+        guard FLAC__stream_decoder_seek_absolute(decoder, FLAC__uint64(frame)) != 0 else {
+            if FLAC__stream_decoder_get_state(decoder) == FLAC__STREAM_DECODER_SEEK_ERROR {
+                FLAC__stream_decoder_flush(decoder)
+            }
+            throw FLACError(path: path, reason: failure ?? .seekFailed(frame: frame))
+        }
+        // libFLAC delivers the frame containing `frame`, trimmed to start at it, from the
+        // seek call itself; `frameDecoded` has buffered it at `bufferStartFrame == frame`.
+        if bufferedFrames > 0 { bufferStartFrame = frame }
+        nextFrame = frame + bufferedFrames
+    }
+
+    static func describe(_ state: FLAC__StreamDecoderState) -> String {
+        switch state {
+        case FLAC__STREAM_DECODER_SEEK_ERROR: "seek error"
+        case FLAC__STREAM_DECODER_ABORTED: "aborted"
+        case FLAC__STREAM_DECODER_MEMORY_ALLOCATION_ERROR: "out of memory"
+        case FLAC__STREAM_DECODER_OGG_ERROR: "Ogg error"
+        default: "decoder state \(state.rawValue)"
+        }
+    }
+
+    // MARK: Callbacks
+
+    fileprivate func frameDecoded(_ frame: UnsafePointer<FLAC__Frame>, _ channelData: UnsafePointer<UnsafePointer<FLAC__int32>?>) -> Bool {
+        let header = frame.pointee.header
+        let format = StreamFormat(sampleRate: Int(header.sample_rate), channels: Int(header.channels),
+                                  bitsPerSample: Int(header.bits_per_sample))
+        if let established = establishedFormat {
+            if format.sampleRate != established.sampleRate {
+                failure = .formatChange("sample rate (\(established.sampleRate) Hz → \(format.sampleRate) Hz at frame \(nextFrame))")
+                return false
+            }
+            if format.channels != established.channels {
+                failure = .formatChange("channel count (\(established.channels) → \(format.channels) at frame \(nextFrame))")
+                return false
+            }
+            if format.bitsPerSample > established.bitsPerSample {
+                failure = .formatChange("bit depth (\(established.bitsPerSample) → \(format.bitsPerSample) bits at frame \(nextFrame))")
+                return false
+            }
+        } else {
+            guard (1...8).contains(format.channels), (4...32).contains(format.bitsPerSample), format.sampleRate > 0 else {
+                failure = .decoder("unsupported frame format \(format)")
+                return false
+            }
+            establishedFormat = format
+        }
+        let frames = Int(header.blocksize)
+        let channels = format.channels
+        let needed = (bufferedFrames + frames) * channels
+        if needed > bufferCapacity {
+            let grown = UnsafeMutablePointer<Int32>.allocate(capacity: needed)
+            grown.update(from: buffer, count: bufferedFrames * channels)
+            buffer.deallocate()
+            buffer = grown
+            bufferCapacity = needed
+        }
+        if bufferedFrames == 0 { bufferStartFrame = nextFrame }
+        let shift = Int32(32 - format.bitsPerSample)
+        let out = buffer + bufferedFrames * channels
+        for c in 0..<channels {
+            let source = channelData[c]!
+            var o = out + c
+            for i in 0..<frames {
+                o.pointee = source[i] &<< shift
+                o += channels
+            }
+        }
+        bufferedFrames += frames
+        nextFrame += frames
+        return true
+    }
+
+    fileprivate func metadataReceived(_ block: UnsafePointer<FLAC__StreamMetadata>) {
+        switch block.pointee.type {
+        case FLAC__METADATA_TYPE_STREAMINFO:
+            let si = block.pointee.data.stream_info
+            streamInfo = (
+                StreamFormat(sampleRate: Int(si.sample_rate), channels: Int(si.channels), bitsPerSample: Int(si.bits_per_sample)),
+                si.total_samples == 0 ? nil : Int(si.total_samples),
+                Int(si.min_blocksize), Int(si.max_blocksize)
+            )
+        case FLAC__METADATA_TYPE_VORBIS_COMMENT:
+            let vc = block.pointee.data.vorbis_comment
+            for i in 0..<Int(vc.num_comments) {
+                let entry = vc.comments[i]
+                guard let bytes = entry.entry else { continue }
+                let text = String(decoding: UnsafeBufferPointer(start: bytes, count: Int(entry.length)), as: UTF8.self)
+                guard let eq = text.firstIndex(of: "=") else { continue }
+                comments.append((String(text[..<eq]).uppercased(), String(text[text.index(after: eq)...])))
+            }
+        case FLAC__METADATA_TYPE_PICTURE:
+            let p = block.pointee.data.picture
+            let count = Int(p.data_length)
+            pictures.append(FLACPicture(
+                type: Int(p.type.rawValue),
+                mimeType: p.mime_type.map { String(cString: $0) } ?? "",
+                description: p.description.map { String(cString: $0) } ?? "",
+                width: Int(p.width), height: Int(p.height), byteCount: count,
+                data: keepPictureData && p.data != nil ? Array(UnsafeBufferPointer(start: p.data, count: count)) : nil
+            ))
+        default:
+            break
+        }
+    }
+
+    fileprivate func errorReported(_ status: FLAC__StreamDecoderErrorStatus) {
+        switch status {
+        case FLAC__STREAM_DECODER_ERROR_STATUS_LOST_SYNC: errorCounts.lostSync += 1
+        case FLAC__STREAM_DECODER_ERROR_STATUS_BAD_HEADER: errorCounts.badHeader += 1
+        case FLAC__STREAM_DECODER_ERROR_STATUS_FRAME_CRC_MISMATCH: errorCounts.crcMismatch += 1
+        case FLAC__STREAM_DECODER_ERROR_STATUS_UNPARSEABLE_STREAM: errorCounts.unparseable += 1
+        default: errorCounts.badMetadata += 1
+        }
+    }
+}
+
+private func decoderObject(_ clientData: UnsafeMutableRawPointer?) -> FLACDecoder {
+    Unmanaged<FLACDecoder>.fromOpaque(clientData!).takeUnretainedValue()
+}
+
+private let flacWrite: FLAC__StreamDecoderWriteCallback = { _, frame, buffer, clientData in
+    decoderObject(clientData).frameDecoded(frame!, buffer!)
+        ? FLAC__STREAM_DECODER_WRITE_STATUS_CONTINUE : FLAC__STREAM_DECODER_WRITE_STATUS_ABORT
+}
+
+private let flacMetadata: FLAC__StreamDecoderMetadataCallback = { _, block, clientData in
+    decoderObject(clientData).metadataReceived(block!)
+}
+
+private let flacError: FLAC__StreamDecoderErrorCallback = { _, status, clientData in
+    decoderObject(clientData).errorReported(status)
+}

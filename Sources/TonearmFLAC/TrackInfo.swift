@@ -1,0 +1,103 @@
+import TonearmAudio
+
+/// A picture carried by a FLAC PICTURE block.
+public struct FLACPicture: Sendable, Equatable {
+    /// The ID3v2 APIC picture type (3 = front cover).
+    public var type: Int
+    public var mimeType: String
+    public var description: String
+    public var width: Int
+    public var height: Int
+    public var byteCount: Int
+    /// The image bytes, when the reader was asked to keep them.
+    public var data: [UInt8]?
+
+    public static let frontCoverType = 3
+
+    public var typeName: String {
+        let names = [
+            "other", "fileIcon", "otherFileIcon", "frontCover", "backCover", "leaflet", "media",
+            "leadArtist", "artist", "conductor", "band", "composer", "lyricist", "recordingLocation",
+            "duringRecording", "duringPerformance", "screenCapture", "brightFish", "illustration",
+            "bandLogo", "publisherLogo",
+        ]
+        return names.indices.contains(type) ? names[type] : "unknown"
+    }
+}
+
+/// What a FLAC file says about itself: STREAMINFO, Vorbis comments and pictures, plus the
+/// format its first audio frame actually has (which wins when STREAMINFO disagrees).
+public struct TrackInfo: Sendable {
+    public var path: String
+    /// The format of the audio frames.
+    public var format: StreamFormat
+    /// STREAMINFO's own claim, for reports; `format` is what plays.
+    public var streamInfoFormat: StreamFormat
+    /// Frames (samples per channel) in the file; nil when STREAMINFO does not say.
+    public var totalFrames: Int?
+    public var minBlockSize: Int
+    public var maxBlockSize: Int
+    /// Vorbis comments in file order, names upper-cased.
+    public var comments: [(name: String, value: String)]
+    public var pictures: [FLACPicture]
+
+    public var duration: Double? { totalFrames.map { Double($0) / Double(format.sampleRate) } }
+
+    /// The first value of a Vorbis comment, by case-insensitive name.
+    public func comment(_ name: String) -> String? {
+        let key = name.uppercased()
+        return comments.first { $0.name == key }?.value
+    }
+
+    public var title: String? { comment("TITLE") }
+    public var artist: String? { comment("ARTIST") }
+    public var album: String? { comment("ALBUM") }
+    public var albumArtist: String? { comment("ALBUMARTIST") ?? comment("ALBUM ARTIST") }
+    public var date: String? { comment("DATE") }
+    public var genre: String? { comment("GENRE") }
+    /// TRACKNUMBER, also in its "3/12" form.
+    public var trackNumber: Int? { Self.leadingNumber(comment("TRACKNUMBER")) }
+    public var trackTotal: Int? {
+        Self.leadingNumber(comment("TRACKTOTAL") ?? comment("TOTALTRACKS"))
+            ?? comment("TRACKNUMBER").flatMap { $0.split(separator: "/").dropFirst().first }.flatMap { Int($0) }
+    }
+    public var discNumber: Int? { Self.leadingNumber(comment("DISCNUMBER")) }
+    /// REPLAYGAIN_TRACK_GAIN and friends, in dB or linear peak, when present and numeric.
+    public var replayGain: ReplayGain {
+        ReplayGain(
+            trackGain: Self.decibels(comment("REPLAYGAIN_TRACK_GAIN")),
+            trackPeak: comment("REPLAYGAIN_TRACK_PEAK").flatMap { Double($0.trimmingSpaces) },
+            albumGain: Self.decibels(comment("REPLAYGAIN_ALBUM_GAIN")),
+            albumPeak: comment("REPLAYGAIN_ALBUM_PEAK").flatMap { Double($0.trimmingSpaces) }
+        )
+    }
+
+    /// The picture a display should show: the front cover, else the first picture.
+    public var preferredPicture: FLACPicture? {
+        pictures.first { $0.type == FLACPicture.frontCoverType } ?? pictures.first
+    }
+
+    static func leadingNumber(_ text: String?) -> Int? {
+        guard let text else { return nil }
+        return Int(text.trimmingSpaces.prefix { $0.isNumber })
+    }
+
+    static func decibels(_ text: String?) -> Double? {
+        guard var t = text?.trimmingSpaces else { return nil }
+        if t.lowercased().hasSuffix("db") { t = String(t.dropLast(2)).trimmingSpaces }
+        return Double(t)
+    }
+}
+
+public struct ReplayGain: Sendable, Equatable {
+    public var trackGain: Double?
+    public var trackPeak: Double?
+    public var albumGain: Double?
+    public var albumPeak: Double?
+}
+
+extension String {
+    var trimmingSpaces: String {
+        String(self.drop { $0 == " " }.reversed().drop { $0 == " " }.reversed())
+    }
+}

@@ -1,0 +1,17 @@
+import TonearmALSA
+import TonearmFLAC
+
+/// Why the engine could not play.
+public enum PlaybackError: Error, CustomStringConvertible, Sendable {
+    case device(ALSAError)
+    case file(FLACError)
+    case resampler(String)
+
+    public var description: String {
+        switch self {
+        case .device(let e): e.description
+        case .file(let e): e.description
+        case .resampler(let why): "cannot create the resampler: \(why)"
+        }
+    }
+}

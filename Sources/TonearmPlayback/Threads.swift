@@ -1,0 +1,70 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A named POSIX thread running one closure. Threads are named by role (decoder, output), so
+/// `top -H` and a debugger show where each byte of audio is.
+final class NamedThread: @unchecked Sendable {
+    private var thread = pthread_t()
+
+    private final class Box {
+        let name: String
+        let body: () -> Void
+        init(name: String, body: @escaping () -> Void) {
+            self.name = name
+            self.body = body
+        }
+    }
+
+    init(name: String, body: @escaping @Sendable () -> Void) {
+        let box = Unmanaged.passRetained(Box(name: name, body: body)).toOpaque()
+        let rc = pthread_create(&thread, nil, { raw in
+            let box = Unmanaged<Box>.fromOpaque(raw!).takeRetainedValue()
+            nameCurrentThread(box.name)
+            box.body()
+            return nil
+        }, box)
+        precondition(rc == 0, "pthread_create failed: \(rc)")
+    }
+
+    func join() { pthread_join(thread, nil) }
+}
+
+/// Asks for SCHED_FIFO on the calling thread; returns 0 or the error number.
+func requestRealtimePriority(_ priority: Int32) -> Int32 {
+    var param = sched_param()
+    param.sched_priority = priority
+    return pthread_setschedparam(pthread_self(), SCHED_FIFO, &param)
+}
+
+/// Locks memory the render path touches, so it never page-faults, or says why it was
+/// refused (RLIMIT_MEMLOCK). Only these regions are locked, not the whole process, which
+/// keeps the resident set small. Returns 0 or the error number.
+func lockRegions(_ regions: [UnsafeMutableRawBufferPointer]) -> Int32 {
+    for region in regions where region.count > 0 {
+        if mlock(region.baseAddress, region.count) != 0 { return errno }
+    }
+    return 0
+}
+
+func sleepMilliseconds(_ ms: Int) {
+    var request = timespec(tv_sec: ms / 1000, tv_nsec: (ms % 1000) * 1_000_000)
+    var remaining = timespec()
+    while nanosleep(&request, &remaining) != 0 && errno == EINTR { request = remaining }
+}
+
+/// Seconds on the monotonic clock.
+public func monotonicSeconds() -> Double {
+    var ts = timespec()
+    clock_gettime(CLOCK_MONOTONIC, &ts)
+    return Double(ts.tv_sec) + Double(ts.tv_nsec) / 1e9
+}
+
+/// Names the calling thread (15 characters at most), as `top -H` and `ps -L` show it.
+private func nameCurrentThread(_ name: String) {
+    let fd = open("/proc/thread-self/comm", O_WRONLY | O_CLOEXEC)
+    guard fd >= 0 else { return }
+    let bytes = Array(name.utf8.prefix(15))
+    _ = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
+    close(fd)
+}

@@ -1,0 +1,174 @@
+import ArgumentParser
+import Logging
+import Synchronization
+import TonearmALSA
+import TonearmAudio
+import TonearmFLAC
+import TonearmPlayback
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Set by SIGINT/SIGTERM; the play loop stops cleanly when it sees it.
+let interrupted = Atomic<Bool>(false)
+
+struct Play: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Play FLAC files in order, gaplessly, through an ALSA device.",
+        discussion: """
+            Each file plays in its own format when the device takes it (bit-perfect at 100 % \
+            volume); otherwise it is resampled with libsoxr and its channels mapped. Consecutive \
+            files of one format play with no gap; a change of format reconfigures the device \
+            between them. An underrun is recovered and counted; a device that fails or stops \
+            consuming is closed and reopened every --reopen-interval milliseconds, and playback \
+            continues where it stopped. One status line per track goes to standard error.
+            Exit status: 0 when every file played, 1 when a file or the device failed, 130 on Ctrl-C.
+            """
+    )
+
+    @Option(name: .shortAndLong, help: "ALSA PCM: default, hw:CARD=x,DEV=0, plughw:…, or a name from an ALSA config.")
+    var device = "default"
+
+    @Option(help: "Frames per ALSA period.")
+    var periodFrames = 256
+
+    @Option(help: "Frames in the ALSA buffer.")
+    var bufferFrames = 1024
+
+    @Option(help: "Software volume in percent (100 = unity, bit-perfect; dithered below that at 16 bits).")
+    var volume: Double = 100
+
+    @Option(help: "Set this ALSA mixer control (e.g. PCM, Digital) to --volume instead of scaling in software.")
+    var mixerControl: String?
+
+    @Option(help: "The card whose mixer holds --mixer-control.")
+    var mixerCard = "default"
+
+    @Option(help: "Start the first file this many seconds in.")
+    var start: Double = 0
+
+    @Option(help: "Seconds of audio the decoder keeps ahead of the device.")
+    var readAhead: Double = 2
+
+    @Option(help: "Milliseconds between attempts to reopen a lost device.")
+    var reopenInterval = 500
+
+    @Option(help: "Milliseconds without a completed period after which the device counts as lost (default: 4 buffers, at least 1000).")
+    var stallTimeout: Int?
+
+    @Flag(name: .shortAndLong, help: "No status lines.")
+    var quiet = false
+
+    @Argument(help: "FLAC files, played in order.")
+    var files: [String]
+
+    func validate() throws {
+        guard (16...65536).contains(periodFrames) else { throw ValidationError("--period-frames must be between 16 and 65536") }
+        guard bufferFrames >= 2 * periodFrames else { throw ValidationError("--buffer-frames must be at least two periods") }
+        guard (0...100).contains(volume) else { throw ValidationError("--volume must be between 0 and 100") }
+        guard start >= 0 else { throw ValidationError("--start must not be negative") }
+        guard readAhead >= 0.1 && readAhead <= 60 else { throw ValidationError("--read-ahead must be between 0.1 and 60 seconds") }
+        guard reopenInterval >= 10 else { throw ValidationError("--reopen-interval must be at least 10 ms") }
+    }
+
+    func run() throws {
+        var logger = Logger(label: "tonearm")
+        logger.logLevel = quiet ? .error : .notice
+
+        // Every file is checked before a sample plays: a typo fails at once, not mid-album.
+        var tracks: [TrackInfo] = []
+        for path in files {
+            do {
+                tracks.append(try FLACDecoder(path: path).info)
+            } catch {
+                printError("tonearm: \(error)")
+                throw ExitCode(1)
+            }
+        }
+        let startFrame = Int((start * Double(tracks[0].format.sampleRate)).rounded())
+        if let total = tracks[0].totalFrames, startFrame > total {
+            printError("tonearm: \(tracks[0].path): --start \(start) is past the end (\(fixed(tracks[0].duration ?? 0, 3)) s)")
+            throw ExitCode(1)
+        }
+
+        var options = PlaybackOptions()
+        options.device = device
+        options.periodFrames = periodFrames
+        options.bufferFrames = bufferFrames
+        options.readAheadSeconds = readAhead
+        options.reopenIntervalMilliseconds = reopenInterval
+        options.stallTimeoutMilliseconds = stallTimeout
+        if let mixerControl {
+            do {
+                try MixerControl(card: mixerCard, name: mixerControl).setVolume(percent: volume)
+            } catch {
+                printError("tonearm: \(error)")
+                throw ExitCode(1)
+            }
+        } else {
+            options.volumePercent = volume
+        }
+
+        let engine: PlaybackEngine
+        do {
+            engine = try PlaybackEngine(tracks: tracks, startFrame: startFrame, options: options, logger: logger)
+        } catch {
+            printError("tonearm: \(error)")
+            throw ExitCode(1)
+        }
+
+        signal(SIGINT) { _ in interrupted.store(true, ordering: .relaxed) }
+        signal(SIGTERM) { _ in interrupted.store(true, ordering: .relaxed) }
+
+        let began = monotonicSeconds()
+        engine.start()
+        var failures = 0
+        var finished = false
+        while !finished {
+            if interrupted.load(ordering: .relaxed) { engine.stop() }
+            for event in engine.nextEvents() {
+                switch event {
+                case .trackStarted(let start, let format):
+                    if !quiet { printError(statusLine(start, of: tracks.count, device: format)) }
+                case .fileFailed(let error):
+                    printError("tonearm: \(error)")
+                    failures += 1
+                case .realtimeRefused(let why):
+                    logger.notice("output thread runs without SCHED_FIFO: \(why) (grant rtprio, e.g. LimitRTPRIO in the service unit)")
+                case .memoryLockRefused(let why):
+                    logger.notice("audio buffers are not locked in memory: \(why) (raise RLIMIT_MEMLOCK)")
+                case .deviceLost(let name):
+                    logger.warning("ALSA PCM '\(name)' stopped responding; reopening every \(reopenInterval) ms")
+                case .deviceReopened(let format):
+                    logger.notice("ALSA PCM '\(device)' is back (\(format)); continuing")
+                case .finished:
+                    finished = true
+                }
+            }
+            if !finished { usleep(20_000) }
+        }
+        engine.join()
+        if interrupted.load(ordering: .relaxed) { throw ExitCode(130) }
+        if !quiet {
+            let seconds = monotonicSeconds() - began
+            printError("played \(tracks.count) file\(tracks.count == 1 ? "" : "s") in \(fixed(seconds, 2)) s: \(engine.underruns) underruns, \(engine.deviceLosses) device losses")
+        }
+        if failures > 0 { throw ExitCode(1) }
+    }
+
+    func statusLine(_ start: TrackStart, of count: Int, device: DeviceFormat) -> String {
+        let info = start.info
+        var line = "[\(start.index + 1)/\(count)] "
+        line += info.title ?? basename(info.path)
+        if let artist = info.artist { line += " — \(artist)" }
+        if let album = info.album { line += " · \(album)" }
+        line += "  (" + (info.duration.map(clock) ?? "length unknown")
+        line += ", FLAC \(info.format) → \(device.sampleFormat) \(device.sampleRate) Hz \(device.channels) ch)"
+        return line
+    }
+}
+
+func basename(_ path: String) -> String {
+    path.split(separator: "/").last.map(String.init) ?? path
+}
