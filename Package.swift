@@ -63,6 +63,7 @@ let package = Package(
         .target(name: "CAllocationCounter", path: "Tests/CAllocationCounter"),
 
         .testTarget(name: "TonearmAudioTests", dependencies: ["TonearmAudio", "CAllocationCounter"]),
+        .testTarget(name: "TonearmALSATests", dependencies: ["TonearmALSA", "TonearmAudio", "CAllocationCounter"]),
         .testTarget(name: "TonearmFLACTests", dependencies: ["TonearmFLAC", "TestSupport"]),
         .testTarget(name: "TonearmGPIOTests", dependencies: ["TonearmGPIO"]),
         .testTarget(name: "TonearmJSONTests", dependencies: ["TonearmJSON"]),

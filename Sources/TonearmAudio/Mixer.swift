@@ -106,7 +106,12 @@ public final class Mixer: @unchecked Sendable {
         }
 
         floatScratch.update(repeating: 0, count: samples)
-        for input in inputs where input.isEnabled {
+        // Index loops: iterating the array itself would instantiate generic metadata here.
+        var index = 0
+        while index < inputs.count {
+            let input = inputs[index]
+            index += 1
+            guard input.isEnabled else { continue }
             let available = min(samples, input.ring.readableSamples / channels * channels)
             let n = input.ring.read(into: intScratch, count: available)
             accumulate(input, count: n, channels: channels)
@@ -118,8 +123,10 @@ public final class Mixer: @unchecked Sendable {
 
     @inline(__always)
     private func onlyPrimaryHasData() -> Bool {
-        for index in 1..<inputs.count where inputs[index].isEnabled && inputs[index].ring.readableSamples > 0 {
-            return false
+        var index = 1
+        while index < inputs.count {
+            if inputs[index].isEnabled && inputs[index].ring.readableSamples > 0 { return false }
+            index += 1
         }
         return true
     }

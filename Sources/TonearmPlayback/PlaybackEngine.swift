@@ -92,7 +92,7 @@ public final class PlaybackEngine: @unchecked Sendable {
     private var announcedRealtime = false
     private var announcedMemlock = false
     private var threads: [NamedThread] = []
-    private var initialDevice: PCMDevice?
+    private nonisolated(unsafe) var initialDevice: PCMDevice?
 
     /// Opens the device for the first track; throws at once when it cannot be used.
     /// `tracks` come from `FLACDecoder.info` (the CLI has already checked every file).
@@ -128,10 +128,14 @@ public final class PlaybackEngine: @unchecked Sendable {
 
     /// Starts the decoder and output threads.
     public func start() {
-        guard let device = initialDevice else { return }
-        initialDevice = nil
+        guard initialDevice != nil else { return }
         let decoderThread = NamedThread(name: "tonearm-decoder") { [self] in decodeAll() }
-        let outputThread = NamedThread(name: "tonearm-output") { [self] in runOutput(device) }
+        // The output thread takes the device over: no other reference may outlive its close
+        // (libjack, for one, crashes when a dead client is closed after a new one opened).
+        let outputThread = NamedThread(name: "tonearm-output") { [self] in
+            let device = initialDevice.take()!
+            runOutput(device)
+        }
         threads = [decoderThread, outputThread]
     }
 
@@ -263,12 +267,12 @@ public final class PlaybackEngine: @unchecked Sendable {
         return Int32(max(1000, 4 * format.bufferFrames * 1000 / max(1, format.sampleRate)))
     }
 
-    private func runOutput(_ initial: PCMDevice) {
+    private func runOutput(_ initial: consuming PCMDevice) {
         realtimeErrno.store(requestRealtimePriority(options.realtimePriority), ordering: .relaxed)
 
-        var device: PCMDevice? = initial
-        var request = Self.request(for: tracks[0].format, options)
         var format = initial.format
+        var device: PCMDevice? = consume initial
+        var request = Self.request(for: tracks[0].format, options)
         var periodBuffer = UnsafeMutableRawPointer.allocate(byteCount: format.periodFrames * format.bytesPerFrame, alignment: 16)
         var periodBytes = format.periodFrames * format.bytesPerFrame
         defer { periodBuffer.deallocate() }

@@ -73,6 +73,7 @@ struct Play: ParsableCommand {
     }
 
     func run() throws {
+        LoggingSystem.bootstrap { StreamLogHandler.standardError(label: $0) }
         var logger = Logger(label: "tonearm")
         logger.logLevel = quiet ? .error : .notice
 
