@@ -68,7 +68,7 @@ struct Info: ParsableCommand {
     static func text(_ info: TrackInfo) -> String {
         var lines = [info.path]
         func add(_ label: String, _ value: String?) {
-            if let value { lines.append("  " + (label + ":").padding(13) + value) }
+            if let value { lines.append("  " + (label + ":").padding(14) + value) }
         }
         add("format", "FLAC \(info.format)")
         if info.streamInfoFormat != info.format { add("streaminfo", "\(info.streamInfoFormat) (frames disagree)") }
