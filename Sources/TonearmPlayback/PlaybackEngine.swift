@@ -35,11 +35,13 @@ public struct TrackStart: Sendable {
     public var firstFrame: Int
     /// Ring sample index at which the track's first sample sits.
     public var ringSample: Int
+    /// The device configuration the track plays through.
+    public var device: DeviceFormat
 }
 
 /// Something the control plane should tell the user or react to.
 public enum PlaybackEvent: Sendable {
-    case trackStarted(TrackStart, DeviceFormat)
+    case trackStarted(TrackStart)
     case fileFailed(FLACError)
     case realtimeRefused(String)
     case memoryLockRefused(String)
@@ -186,7 +188,7 @@ public final class PlaybackEngine: @unchecked Sendable {
             announcedErrors += 1
         }
         while announcedStarts < starts.count && starts[announcedStarts].ringSample <= consumed {
-            events.append(.trackStarted(starts[announcedStarts], deviceFormat))
+            events.append(.trackStarted(starts[announcedStarts]))
             announcedStarts += 1
         }
         if isFinished { events.append(.finished) }
@@ -231,7 +233,8 @@ public final class PlaybackEngine: @unchecked Sendable {
                         return
                     }
                 }
-                let start = TrackStart(index: index, info: decoder.info, firstFrame: firstFrame, ringSample: ring.samplesWritten)
+                let start = TrackStart(index: index, info: decoder.info, firstFrame: firstFrame,
+                                       ringSample: ring.samplesWritten, device: deviceFormat)
                 reports.withLock { $0.starts.append(start) }
                 while let block = try decoder.nextBlock() {
                     guard push(converter.convert(block), channels: converter.deviceChannels) else { return }
@@ -280,6 +283,7 @@ public final class PlaybackEngine: @unchecked Sendable {
 
         var pending = 0  // frames rendered into periodBuffer, not yet accepted by ALSA
         var offset = 0
+        var lost = false  // the device went away (as opposed to being closed for a new format)
 
         func adopt(_ newDevice: PCMDevice) {
             format = newDevice.format
@@ -297,11 +301,17 @@ public final class PlaybackEngine: @unchecked Sendable {
 
         while !stopRequested.load(ordering: .relaxed) {
             guard let dev = device else {
-                // Lost or being reconfigured: try again every reopen interval, napping.
-                if let reopened = try? PCMDevice(name: options.device, request: request) {
-                    adopt(reopened)
-                    device = reopened
-                    reopenCount.add(1, ordering: .relaxed)
+                // Lost, or closed for a new format: open (again), napping between attempts.
+                if let opened = try? PCMDevice(name: options.device, request: request) {
+                    adopt(opened)
+                    device = opened
+                    if lost {
+                        lost = false
+                        reopenCount.add(1, ordering: .relaxed)
+                    }
+                    // The decoder converts to the device's rate and channels: it may go on
+                    // only once they are known.
+                    if ring.reachedSegmentChange != nil { ring.takeSegmentChange() }
                 } else {
                     var slept = 0
                     while slept < options.reopenIntervalMilliseconds && !stopRequested.load(ordering: .relaxed) {
@@ -313,15 +323,10 @@ public final class PlaybackEngine: @unchecked Sendable {
             }
             if pending == 0 {
                 if let next = ring.reachedSegmentChange {
-                    // Track boundary with a new format: play out, reconfigure, acknowledge.
+                    // Track boundary with a new format: play out, close, reopen for it.
                     dev.drain(timeoutMilliseconds: 1000 + format.bufferFrames * 1000 / format.sampleRate)
                     device = nil
                     request = Self.request(for: next, options)
-                    if let reconfigured = try? PCMDevice(name: options.device, request: request) {
-                        adopt(reconfigured)
-                        device = reconfigured
-                    }
-                    ring.takeSegmentChange()
                     continue
                 }
                 if ring.isDrained {
@@ -348,6 +353,7 @@ public final class PlaybackEngine: @unchecked Sendable {
                 // Gone (error) or wedged (no period completes): close and reopen later. What
                 // was rendered but not accepted is kept and written first.
                 device = nil
+                lost = true
                 lossCount.add(1, ordering: .relaxed)
             }
             // ── Render path ends ──

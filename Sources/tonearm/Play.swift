@@ -130,8 +130,8 @@ struct Play: ParsableCommand {
             if interrupted.load(ordering: .relaxed) { engine.stop() }
             for event in engine.nextEvents() {
                 switch event {
-                case .trackStarted(let start, let format):
-                    if !quiet { printError(statusLine(start, of: tracks.count, device: format)) }
+                case .trackStarted(let start):
+                    if !quiet { printError(statusLine(start, of: tracks.count)) }
                 case .fileFailed(let error):
                     printError("tonearm: \(error)")
                     failures += 1
@@ -158,8 +158,9 @@ struct Play: ParsableCommand {
         if failures > 0 { throw ExitCode(1) }
     }
 
-    func statusLine(_ start: TrackStart, of count: Int, device: DeviceFormat) -> String {
+    func statusLine(_ start: TrackStart, of count: Int) -> String {
         let info = start.info
+        let device = start.device
         var line = "[\(start.index + 1)/\(count)] "
         line += info.title ?? basename(info.path)
         if let artist = info.artist { line += " — \(artist)" }

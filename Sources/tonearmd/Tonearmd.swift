@@ -70,10 +70,10 @@ struct Tonearmd: ParsableCommand {
                 if shutdownRequested.load(ordering: .relaxed) { engine.stop() }
                 for event in engine.nextEvents() {
                     switch event {
-                    case .trackStarted(let start, let format):
+                    case .trackStarted(let start):
                         logger.info("now playing", metadata: [
                             "title": "\(start.info.title ?? start.info.path)", "artist": "\(start.info.artist ?? "")",
-                            "device": "\(format)",
+                            "device": "\(start.device)",
                         ])
                     case .fileFailed(let error): logger.error("\(error)")
                     case .realtimeRefused(let why): logger.notice("output thread runs without SCHED_FIFO: \(why)")
