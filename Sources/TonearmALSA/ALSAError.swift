@@ -5,15 +5,18 @@ public struct ALSAError: Error, CustomStringConvertible, Sendable {
     public var device: String
     public var operation: String
     public var code: Int32
+    /// What `device` names: "ALSA PCM" or "ALSA mixer".
+    public var subject: String
 
-    public init(device: String, operation: String, code: Int32) {
+    public init(device: String, operation: String, code: Int32, subject: String = "ALSA PCM") {
         self.device = device
         self.operation = operation
         self.code = code
+        self.subject = subject
     }
 
     public var description: String {
-        "cannot \(operation) ALSA PCM '\(device)': \(String(cString: snd_strerror(code)))"
+        "cannot \(operation) \(subject) '\(device)': \(String(cString: snd_strerror(code)))"
     }
 
     /// The error says the device is gone rather than misused.
@@ -28,4 +31,12 @@ public struct ALSAConfigurationError: Error, CustomStringConvertible, Sendable {
     public var device: String
     public var reason: String
     public var description: String { "cannot configure ALSA PCM '\(device)': \(reason)" }
+}
+
+/// alsa-lib prints its own diagnostics to stderr; Tonearm reports each failure in one line of
+/// its own, so they are silenced on every thread that calls into ALSA (the handler is
+/// per-thread). Set TONEARM_ALSA_DEBUG to keep them.
+func silenceALSADiagnostics() {
+    guard getenv("TONEARM_ALSA_DEBUG") == nil else { return }
+    _ = snd_lib_error_set_local { _, _, _, _, _, _ in }
 }

@@ -11,16 +11,17 @@ public final class MixerControl {
     public init(card: String, name: String) throws(ALSAError) {
         self.card = card
         self.name = name
+        silenceALSADiagnostics()
         var handle: OpaquePointer?
-        func fail(_ op: String, _ rc: Int32) -> ALSAError { ALSAError(device: card, operation: op, code: rc) }
+        func fail(_ op: String, _ rc: Int32) -> ALSAError { ALSAError(device: card, operation: op, code: rc, subject: "ALSA mixer") }
         var rc = snd_mixer_open(&handle, 0)
-        guard rc == 0, let handle else { throw fail("open the mixer of", rc) }
+        guard rc == 0, let handle else { throw fail("open", rc) }
         rc = snd_mixer_attach(handle, card)
         if rc == 0 { rc = snd_mixer_selem_register(handle, nil, nil) }
         if rc == 0 { rc = snd_mixer_load(handle) }
         guard rc == 0 else {
             snd_mixer_close(handle)
-            throw fail("load the mixer of", rc)
+            throw fail("load", rc)
         }
         var id: OpaquePointer?
         snd_mixer_selem_id_malloc(&id)
@@ -29,7 +30,7 @@ public final class MixerControl {
         snd_mixer_selem_id_set_name(id, name)
         guard let elem = snd_mixer_find_selem(handle, id), snd_mixer_selem_has_playback_volume(elem) != 0 else {
             snd_mixer_close(handle)
-            throw ALSAError(device: card, operation: "find playback volume control '\(name)' on", code: -ENOENT)
+            throw ALSAError(device: card, operation: "find playback volume control '\(name)' on", code: -ENOENT, subject: "ALSA mixer")
         }
         var low = 0, high = 0
         snd_mixer_selem_get_playback_volume_range(elem, &low, &high)
@@ -45,6 +46,6 @@ public final class MixerControl {
         let p = max(0, min(100, percent))
         let value = range.min + Int((Double(range.max - range.min) * p / 100).rounded())
         let rc = snd_mixer_selem_set_playback_volume_all(element, value)
-        if rc < 0 { throw ALSAError(device: card, operation: "set '\(name)' volume on", code: rc) }
+        if rc < 0 { throw ALSAError(device: card, operation: "set '\(name)' volume on", code: rc, subject: "ALSA mixer") }
     }
 }

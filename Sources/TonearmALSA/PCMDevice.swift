@@ -33,6 +33,7 @@ public final class PCMDevice: @unchecked Sendable {
 
     public init(name: String, request: OutputRequest) throws(ALSAError) {
         self.name = name
+        silenceALSADiagnostics()
         var handle: OpaquePointer?
         var rc = snd_pcm_open(&handle, name, SND_PCM_STREAM_PLAYBACK, SND_PCM_NONBLOCK)
         guard rc == 0, let handle else { throw ALSAError(device: name, operation: "open", code: rc) }
