@@ -68,7 +68,7 @@ let package = Package(
         .testTarget(name: "TonearmGPIOTests", dependencies: ["TonearmGPIO"]),
         .testTarget(name: "TonearmJSONTests", dependencies: ["TonearmJSON"]),
         .testTarget(name: "TonearmIntegrationTests", dependencies: ["TestSupport"]),
-        .target(name: "TestSupport", path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["CFLAC"], path: "Tests/TestSupport"),
     ],
     swiftLanguageModes: [.v6]
 )

@@ -61,17 +61,10 @@ public final class FLACDecoder {
             let why = status == FLAC__STREAM_DECODER_INIT_STATUS_ERROR_OPENING_FILE
                 ? FLACError.Reason.cannotOpen(String(cString: strerror(errno)))
                 : .decoder("initialisation failed (status \(status.rawValue))")
-            FLAC__stream_decoder_delete(d)
-            buffer.deallocate()
+            // Fully initialised by now: deinit releases the decoder and the buffer.
             throw FLACError(path: path, reason: why)
         }
-        do {
-            try openStream()
-        } catch {
-            FLAC__stream_decoder_delete(d)
-            buffer.deallocate()
-            throw error
-        }
+        try openStream()
     }
 
     deinit {

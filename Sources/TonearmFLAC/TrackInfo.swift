@@ -94,6 +94,13 @@ public struct ReplayGain: Sendable, Equatable {
     public var trackPeak: Double?
     public var albumGain: Double?
     public var albumPeak: Double?
+
+    public init(trackGain: Double? = nil, trackPeak: Double? = nil, albumGain: Double? = nil, albumPeak: Double? = nil) {
+        self.trackGain = trackGain
+        self.trackPeak = trackPeak
+        self.albumGain = albumGain
+        self.albumPeak = albumPeak
+    }
 }
 
 extension String {

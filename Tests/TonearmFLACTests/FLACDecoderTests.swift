@@ -1,0 +1,249 @@
+import Foundation
+import TestSupport
+import TonearmAudio
+import TonearmFLAC
+import XCTest
+
+final class FLACDecoderTests: XCTestCase {
+    private var directory: URL!
+
+    override func setUpWithError() throws {
+        directory = FileManager.default.temporaryDirectory.appendingPathComponent("tonearm-flac-\(UUID().uuidString)")
+        try FileManager.default.createDirectory(at: directory, withIntermediateDirectories: true)
+    }
+
+    override func tearDownWithError() throws {
+        try? FileManager.default.removeItem(at: directory)
+    }
+
+    private func path(_ name: String) -> String { directory.appendingPathComponent(name).path }
+
+    /// Decodes everything from the current position, left-justified.
+    private func decodeAll(_ decoder: FLACDecoder) throws -> [Int32] {
+        var out: [Int32] = []
+        while let block = try decoder.nextBlock() { out.append(contentsOf: block) }
+        return out
+    }
+
+    private func leftJustified(_ samples: [Int32], bits: Int) -> [Int32] {
+        samples.map { $0 << Int32(32 - bits) }
+    }
+
+    func testEveryBitDepthAndChannelCountDecodesExactly() throws {
+        for (bits, channels, rate) in [(4, 1, 8000), (8, 1, 22050), (12, 2, 32000), (16, 2, 44100), (20, 3, 48000),
+                                       (24, 6, 96000), (24, 8, 192000), (32, 2, 44100), (16, 2, 7), (16, 1, 655350)] {
+            let samples = TestSignal.make(frames: 5000, channels: channels, bits: bits, sampleRate: rate)
+            let file = path("\(bits)-\(channels)-\(rate).flac")
+            try LibFLACEncoder.write(samples, to: file, sampleRate: rate, channels: channels, bits: bits)
+            let decoder = try FLACDecoder(path: file)
+            XCTAssertEqual(decoder.info.format, StreamFormat(sampleRate: rate, channels: channels, bitsPerSample: bits))
+            XCTAssertEqual(decoder.info.totalFrames, 5000)
+            XCTAssertEqual(try decodeAll(decoder), leftJustified(samples, bits: bits), "\(bits)-bit \(channels) ch \(rate) Hz")
+        }
+    }
+
+    func testSeeksAreSampleAccurateWithAndWithoutASeekTable() throws {
+        let frames = 3 * 44100
+        let samples = TestSignal.make(frames: frames, channels: 2, bits: 16)
+        for seekTable in [false, true] {
+            let file = path("seek-\(seekTable).flac")
+            try LibFLACEncoder.write(samples, to: file, sampleRate: 44100, channels: 2, bits: 16, blockSize: 4096, seekTable: seekTable)
+            let decoder = try FLACDecoder(path: file)
+            for target in [0, 1, 4095, 4096, 4097, 66150, 100_000, frames - 1, 12345, 0] {
+                try decoder.seek(toFrame: target)
+                XCTAssertEqual(decoder.position, target)
+                let block = try XCTUnwrap(try decoder.nextBlock(), "a block after seeking to \(target)")
+                let expected = leftJustified(Array(samples[(target * 2)..<min(samples.count, target * 2 + block.count)]), bits: 16)
+                XCTAssertEqual(Array(block), expected, "seek to \(target), seek table: \(seekTable)")
+            }
+            try decoder.seek(toFrame: frames)
+            XCTAssertNil(try decoder.nextBlock(), "seeking to the end leaves nothing")
+            XCTAssertThrowsError(try decoder.seek(toFrame: frames + 1))
+        }
+    }
+
+    /// A stream with no total in STREAMINFO: the length is unknown, not zero, and it plays.
+    func testUnknownLengthIsNilAndDecodesFully() throws {
+        let samples = TestSignal.make(frames: 20000, channels: 2, bits: 16)
+        let file = path("streamed.flac")
+        try LibFLACEncoder.write(samples, to: file, sampleRate: 44100, channels: 2, bits: 16, knownLength: false)
+        let decoder = try FLACDecoder(path: file)
+        XCTAssertNil(decoder.info.totalFrames)
+        XCTAssertNil(decoder.info.duration)
+        XCTAssertEqual(try decodeAll(decoder), leftJustified(samples, bits: 16))
+    }
+
+    /// Frames of different sizes with sample-numbered headers (the variable block-size
+    /// strategy), as some encoders write them.
+    func testVariableBlockSizeStreamsDecodeExactly() throws {
+        let sizes = [1152, 4096, 576, 4608, 192, 2048]
+        var all: [Int32] = []
+        var frames: [[UInt8]] = []
+        var streamHeader: [UInt8] = []
+        var offset = 0
+        for (i, size) in sizes.enumerated() {
+            let samples = TestSignal.make(frames: size, channels: 2, bits: 16, seed: UInt64(i + 1))
+            all += samples
+            let file = path("single-\(i).flac")
+            try LibFLACEncoder.write(samples, to: file, sampleRate: 44100, channels: 2, bits: 16, blockSize: size)
+            let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: file)))
+            let audioStart = FLACSurgery.audioOffset(bytes)
+            if i == 0 { streamHeader = Array(bytes[0..<audioStart]) }
+            frames.append(FLACSurgery.variableBlockSizeFrame(Array(bytes[audioStart...]), firstSample: offset))
+            offset += size
+        }
+        streamHeader = FLACSurgery.patchStreamInfo(streamHeader, minBlock: 192, maxBlock: 4608, totalSamples: offset)
+        let file = path("variable.flac")
+        try Data(streamHeader + frames.flatMap { $0 }).write(to: URL(fileURLWithPath: file))
+
+        let decoder = try FLACDecoder(path: file)
+        XCTAssertEqual(decoder.info.minBlockSize, 192)
+        XCTAssertEqual(decoder.info.maxBlockSize, 4608)
+        XCTAssertEqual(try decodeAll(decoder), leftJustified(all, bits: 16))
+        XCTAssertEqual(decoder.errorCounts.total, 0)
+
+        // Seeking inside a variable-block-size stream is sample-accurate too.
+        try decoder.seek(toFrame: 5300)
+        let block = try XCTUnwrap(try decoder.nextBlock())
+        XCTAssertEqual(Array(block.prefix(20)), leftJustified(Array(all[10600..<10620]), bits: 16))
+    }
+
+    func testMetadataIsReadAndTheFrontCoverIsPreferred() throws {
+        let file = path("tagged.flac")
+        let back = LibFLACEncoder.Picture(type: 4, mimeType: "image/png", width: 10, height: 20, data: [UInt8](repeating: 1, count: 100))
+        let front = LibFLACEncoder.Picture(type: 3, mimeType: "image/jpeg", width: 300, height: 300, data: [UInt8](repeating: 2, count: 777))
+        try LibFLACEncoder.write(TestSignal.make(frames: 1000, channels: 2, bits: 16), to: file, sampleRate: 44100, channels: 2, bits: 16,
+                                 tags: [("TITLE", "Song"), ("artist", "Band"), ("ALBUM", "Record"), ("ALBUMARTIST", "Various"),
+                                        ("TRACKNUMBER", "3/12"), ("DISCNUMBER", "2"), ("DATE", "1999"), ("GENRE", "Jazz"),
+                                        ("REPLAYGAIN_TRACK_GAIN", "-6.50 dB"), ("REPLAYGAIN_TRACK_PEAK", "0.98"),
+                                        ("REPLAYGAIN_ALBUM_GAIN", "+1.25 dB")],
+                                 pictures: [back, front])
+        let info = try FLACDecoder(path: file, keepPictureData: true).info
+        XCTAssertEqual(info.title, "Song")
+        XCTAssertEqual(info.artist, "Band", "names are case-insensitive")
+        XCTAssertEqual(info.album, "Record")
+        XCTAssertEqual(info.albumArtist, "Various")
+        XCTAssertEqual(info.trackNumber, 3)
+        XCTAssertEqual(info.trackTotal, 12)
+        XCTAssertEqual(info.discNumber, 2)
+        XCTAssertEqual(info.date, "1999")
+        XCTAssertEqual(info.genre, "Jazz")
+        XCTAssertEqual(info.replayGain, ReplayGain(trackGain: -6.5, trackPeak: 0.98, albumGain: 1.25, albumPeak: nil))
+        XCTAssertEqual(info.pictures.count, 2)
+        let cover = try XCTUnwrap(info.preferredPicture)
+        XCTAssertEqual(cover.type, FLACPicture.frontCoverType)
+        XCTAssertEqual(cover.typeName, "frontCover")
+        XCTAssertEqual(cover.mimeType, "image/jpeg")
+        XCTAssertEqual(cover.width, 300)
+        XCTAssertEqual(cover.byteCount, 777)
+        XCTAssertEqual(cover.data, [UInt8](repeating: 2, count: 777))
+        XCTAssertNil(try FLACDecoder(path: file).info.pictures[0].data, "bytes only when asked for")
+    }
+
+    func testBadFilesFailWithTheirCause() throws {
+        try Data().write(to: URL(fileURLWithPath: path("empty.flac")))
+        try Data("hello, this is text\n".utf8).write(to: URL(fileURLWithPath: path("text.flac")))
+        try Data("fLaC".utf8).write(to: URL(fileURLWithPath: path("marker-only.flac")))
+        let cases: [(String, String)] = [
+            (path("missing.flac"), "cannot open: No such file or directory"),
+            (path("empty.flac"), "empty file"),
+            (path("text.flac"), "not a FLAC file"),
+            (path("marker-only.flac"), "corrupt metadata"),
+            (directory.path, "cannot open: is a directory"),
+        ]
+        for (file, cause) in cases {
+            XCTAssertThrowsError(try FLACDecoder(path: file)) { error in
+                XCTAssertTrue("\(error)".hasPrefix(file + ": "), "\(error)")
+                XCTAssertTrue("\(error)".contains(cause), "\(error) should say \(cause)")
+            }
+        }
+    }
+
+    func testAnID3TagInFrontIsSkipped() throws {
+        let samples = TestSignal.make(frames: 3000, channels: 2, bits: 16)
+        let plain = path("plain.flac")
+        try LibFLACEncoder.write(samples, to: plain, sampleRate: 44100, channels: 2, bits: 16)
+        let tag: [UInt8] = Array("ID3".utf8) + [3, 0, 0, 0, 0, 0, 20] + [UInt8](repeating: 0, count: 20)
+        let tagged = path("id3.flac")
+        try Data(tag + [UInt8](Data(contentsOf: URL(fileURLWithPath: plain)))).write(to: URL(fileURLWithPath: tagged))
+        XCTAssertEqual(try decodeAll(FLACDecoder(path: tagged)), leftJustified(samples, bits: 16))
+    }
+
+    func testTruncatedAudioIsReportedAfterWhatCouldBeDecoded() throws {
+        let file = path("cut.flac")
+        try LibFLACEncoder.write(TestSignal.make(frames: 44100, channels: 2, bits: 16), to: file, sampleRate: 44100, channels: 2, bits: 16)
+        let bytes = try Data(contentsOf: URL(fileURLWithPath: file))
+        try bytes.prefix(bytes.count * 6 / 10).write(to: URL(fileURLWithPath: file))
+        let decoder = try FLACDecoder(path: file)
+        var decoded = 0
+        XCTAssertThrowsError(try { while let block = try decoder.nextBlock() { decoded += block.count / 2 } }()) { error in
+            XCTAssertTrue("\(error)".contains("truncated: audio ends after"), "\(error)")
+        }
+        XCTAssertGreaterThan(decoded, 20000)
+        XCTAssertLessThan(decoded, 44100)
+    }
+
+    func testCorruptFramesAreCountedNotFatal() throws {
+        let file = path("corrupt.flac")
+        let samples = TestSignal.make(frames: 44100, channels: 2, bits: 16)
+        try LibFLACEncoder.write(samples, to: file, sampleRate: 44100, channels: 2, bits: 16, blockSize: 4096)
+        var bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: file)))
+        let audio = FLACSurgery.audioOffset(bytes)
+        for i in stride(from: audio + (bytes.count - audio) / 3, to: audio + (bytes.count - audio) / 3 + 40, by: 4) { bytes[i] ^= 0x5A }
+        try Data(bytes).write(to: URL(fileURLWithPath: file))
+        let decoder = try FLACDecoder(path: file)
+        XCTAssertThrowsError(try decodeAll(decoder)) { error in
+            XCTAssertTrue("\(error)".contains("corrupt audio") || "\(error)".contains("truncated"), "\(error)")
+        }
+        XCTAssertGreaterThan(decoder.errorCounts.total, 0)
+    }
+
+    /// The frames' own format wins over a STREAMINFO that claims otherwise.
+    func testFramesWinOverAWrongStreamInfo() throws {
+        let samples = TestSignal.make(frames: 10000, channels: 2, bits: 16)
+        let file = path("liar.flac")
+        try LibFLACEncoder.write(samples, to: file, sampleRate: 44100, channels: 2, bits: 16, blockSize: 4096)
+        let original = try [UInt8](Data(contentsOf: URL(fileURLWithPath: file)))
+        let lies: [(String, ([UInt8]) -> [UInt8])] = [
+            ("small max block size", { FLACSurgery.patchStreamInfo($0, minBlock: 16, maxBlock: 16, totalSamples: 10000) }),
+            ("one channel", { FLACSurgery.patchStreamInfo($0, channels: 1) }),
+            ("eight bits", { FLACSurgery.patchStreamInfo($0, bitsPerSample: 8) }),
+        ]
+        for (lie, patch) in lies {
+            try Data(patch(original)).write(to: URL(fileURLWithPath: file))
+            let decoder = try FLACDecoder(path: file)
+            XCTAssertEqual(decoder.info.format, StreamFormat(sampleRate: 44100, channels: 2, bitsPerSample: 16), lie)
+            XCTAssertEqual(try decodeAll(decoder), leftJustified(samples, bits: 16), lie)
+        }
+    }
+
+    func testAChannelCountChangeMidStreamIsRefused() throws {
+        let a = path("a.flac"), b = path("b.flac")
+        try LibFLACEncoder.write(TestSignal.make(frames: 8192, channels: 2, bits: 16), to: a, sampleRate: 44100, channels: 2, bits: 16, blockSize: 4096)
+        try LibFLACEncoder.write(TestSignal.make(frames: 8192, channels: 1, bits: 16), to: b, sampleRate: 44100, channels: 1, bits: 16, blockSize: 4096)
+        let aBytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: a)))
+        let bBytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: b)))
+        let joined = path("joined.flac")
+        try Data(aBytes + bBytes[FLACSurgery.audioOffset(bBytes)...]).write(to: URL(fileURLWithPath: joined))
+        let decoder = try FLACDecoder(path: joined)
+        XCTAssertThrowsError(try decodeAll(decoder)) { error in
+            XCTAssertTrue("\(error)".contains("channel count (2 → 1 at frame 8192) changes mid-stream"), "\(error)")
+        }
+    }
+
+    func testABitDepthDropMidStreamPlaysExactly() throws {
+        let a = path("a24.flac"), b = path("b16.flac")
+        let first = TestSignal.make(frames: 4096, channels: 2, bits: 24)
+        let second = TestSignal.make(frames: 4096, channels: 2, bits: 16, seed: 9)
+        try LibFLACEncoder.write(first, to: a, sampleRate: 48000, channels: 2, bits: 24, blockSize: 4096)
+        try LibFLACEncoder.write(second, to: b, sampleRate: 48000, channels: 2, bits: 16, blockSize: 4096)
+        let aBytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: a)))
+        let bBytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: b)))
+        // B's single frame says "frame 0"; renumber it as frame 1 so it follows A's.
+        let bFrame = FLACSurgery.renumberFixedFrame(Array(bBytes[FLACSurgery.audioOffset(bBytes)...]), frameNumber: 1)
+        let joined = path("joined.flac")
+        try Data(FLACSurgery.patchStreamInfo(aBytes, totalSamples: 8192) + bFrame).write(to: URL(fileURLWithPath: joined))
+        let decoder = try FLACDecoder(path: joined)
+        XCTAssertEqual(try decodeAll(decoder), leftJustified(first, bits: 24) + leftJustified(second, bits: 16))
+    }
+}
