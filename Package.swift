@@ -34,7 +34,6 @@ let package = Package(
             name: "TonearmPlayback",
             dependencies: [
                 "CSoxr", "TonearmAudio", "TonearmFLAC", "TonearmALSA",
-                .product(name: "Logging", package: "swift-log"),
             ]
         ),
         // libgpiod: chips and lines for buttons and encoders.

@@ -26,13 +26,6 @@ public struct ALSAError: Error, CustomStringConvertible, Sendable {
     }
 }
 
-/// Why no acceptable configuration exists, in words.
-public struct ALSAConfigurationError: Error, CustomStringConvertible, Sendable {
-    public var device: String
-    public var reason: String
-    public var description: String { "cannot configure ALSA PCM '\(device)': \(reason)" }
-}
-
 /// alsa-lib prints its own diagnostics to stderr; Tonearm reports each failure in one line of
 /// its own, so they are silenced on every thread that calls into ALSA (the handler is
 /// per-thread). Set TONEARM_ALSA_DEBUG to keep them.

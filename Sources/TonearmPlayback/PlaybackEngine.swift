@@ -1,4 +1,3 @@
-import Logging
 import Synchronization
 import TonearmALSA
 import TonearmAudio
@@ -58,7 +57,6 @@ public enum PlaybackEvent: Sendable {
 /// thread appends to; the output thread takes no lock.
 public final class PlaybackEngine: @unchecked Sendable {
     public let options: PlaybackOptions
-    private let logger: Logger
 
     private let ring: SPSCRing
     private let playerInput: MixerInput
@@ -69,7 +67,6 @@ public final class PlaybackEngine: @unchecked Sendable {
     // Output-thread state, published through atomics.
     private let stopRequested = Atomic<Bool>(false)
     private let outputFinished = Atomic<Bool>(false)
-    private let decoderFinished = Atomic<Bool>(false)
     private let underrunCount = Atomic<Int>(0)
     private let lossCount = Atomic<Int>(0)
     private let reopenCount = Atomic<Int>(0)
@@ -98,10 +95,9 @@ public final class PlaybackEngine: @unchecked Sendable {
 
     /// Opens the device for the first track; throws at once when it cannot be used.
     /// `tracks` come from `FLACDecoder.info` (the CLI has already checked every file).
-    public init(tracks: [TrackInfo], startFrame: Int = 0, options: PlaybackOptions, logger: Logger) throws(PlaybackError) {
+    public init(tracks: [TrackInfo], startFrame: Int = 0, options: PlaybackOptions) throws(PlaybackError) {
         precondition(!tracks.isEmpty)
         self.options = options
-        self.logger = logger
         self.tracks = tracks
         self.startFrame = startFrame
         let first = tracks[0].format
@@ -198,10 +194,7 @@ public final class PlaybackEngine: @unchecked Sendable {
     // MARK: Decoder thread
 
     private func decodeAll() {
-        defer {
-            ring.finish()
-            decoderFinished.store(true, ordering: .releasing)
-        }
+        defer { ring.finish() }
         var segmentSource = tracks[0].format
         var converter: StreamConverter
         do {

@@ -113,7 +113,7 @@ struct Play: ParsableCommand {
 
         let engine: PlaybackEngine
         do {
-            engine = try PlaybackEngine(tracks: tracks, startFrame: startFrame, options: options, logger: logger)
+            engine = try PlaybackEngine(tracks: tracks, startFrame: startFrame, options: options)
         } catch {
             printError("tonearm: \(error)")
             throw ExitCode(1)

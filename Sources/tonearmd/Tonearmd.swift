@@ -59,7 +59,7 @@ struct Tonearmd: ParsableCommand {
             options.bufferFrames = bufferFrames
             let engine: PlaybackEngine
             do {
-                engine = try PlaybackEngine(tracks: tracks, options: options, logger: logger)
+                engine = try PlaybackEngine(tracks: tracks, options: options)
             } catch {
                 logger.critical("\(error)")
                 throw ExitCode(1)
