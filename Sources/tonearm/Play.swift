@@ -27,34 +27,34 @@ struct Play: ParsableCommand {
             """
     )
 
-    @Option(name: .shortAndLong, help: "ALSA PCM: default, hw:CARD=x,DEV=0, plughw:…, or a name from an ALSA config.")
+    @Option(name: .shortAndLong, help: ArgumentHelp("ALSA PCM: default, hw:CARD=x,DEV=0, plughw:…, or a name from an ALSA config.", valueName: "pcm"))
     var device = "default"
 
-    @Option(help: "Frames per ALSA period.")
+    @Option(help: ArgumentHelp("Frames per ALSA period.", valueName: "frames"))
     var periodFrames = 256
 
-    @Option(help: "Frames in the ALSA buffer.")
+    @Option(help: ArgumentHelp("Frames in the ALSA buffer.", valueName: "frames"))
     var bufferFrames = 1024
 
-    @Option(help: "Software volume in percent (100 = unity, bit-perfect; dithered below that at 16 bits).")
+    @Option(help: ArgumentHelp("Software volume in percent (100 = unity, bit-perfect; dithered below that at 16 bits).", valueName: "percent"))
     var volume: Double = 100
 
-    @Option(help: "Set this ALSA mixer control (e.g. PCM, Digital) to --volume instead of scaling in software.")
+    @Option(help: ArgumentHelp("Set this ALSA mixer control (e.g. PCM, Digital) to --volume instead of scaling in software.", valueName: "name"))
     var mixerControl: String?
 
-    @Option(help: "The card whose mixer holds --mixer-control.")
+    @Option(help: ArgumentHelp("The card whose mixer holds --mixer-control.", valueName: "card"))
     var mixerCard = "default"
 
-    @Option(help: "Start the first file this many seconds in.")
+    @Option(help: ArgumentHelp("Start the first file this many seconds in (sample-accurate).", valueName: "seconds"))
     var start: Double = 0
 
-    @Option(help: "Seconds of audio the decoder keeps ahead of the device.")
+    @Option(help: ArgumentHelp("Seconds of audio the decoder keeps ahead of the device.", valueName: "seconds"))
     var readAhead: Double = 2
 
-    @Option(help: "Milliseconds between attempts to reopen a lost device.")
+    @Option(help: ArgumentHelp("Milliseconds between attempts to reopen a lost device.", valueName: "ms"))
     var reopenInterval = 500
 
-    @Option(help: "Milliseconds without a completed period after which the device counts as lost (default: 4 buffers, at least 1000).")
+    @Option(help: ArgumentHelp("Milliseconds without a completed period after which the device counts as lost (default: 4 buffers, at least 1000).", valueName: "ms"))
     var stallTimeout: Int?
 
     @Flag(name: .shortAndLong, help: "No status lines.")

@@ -21,13 +21,13 @@ struct Tonearmd: ParsableCommand {
         discussion: "Plays FILE... through the output device, then waits for SIGTERM or SIGINT (with --stay), logging to standard error."
     )
 
-    @Option(name: .shortAndLong, help: "ALSA PCM to play through.")
+    @Option(name: .shortAndLong, help: ArgumentHelp("ALSA PCM to play through.", valueName: "pcm"))
     var device = "default"
 
-    @Option(help: "Frames per ALSA period.")
+    @Option(help: ArgumentHelp("Frames per ALSA period.", valueName: "frames"))
     var periodFrames = 256
 
-    @Option(help: "Frames in the ALSA buffer.")
+    @Option(help: ArgumentHelp("Frames in the ALSA buffer.", valueName: "frames"))
     var bufferFrames = 1024
 
     @Flag(help: "Keep running after the files have played, until SIGTERM or SIGINT.")
