@@ -11,7 +11,13 @@ public final class MixerInput: @unchecked Sendable {
     fileprivate var rampTarget: Float = 1
     fileprivate var rampStep: Float = 0
 
-    public init(ring: SPSCRing) { self.ring = ring }
+    /// `gain` applies from the first sample, with no ramp.
+    public init(ring: SPSCRing, gain: Float = 1) {
+        self.ring = ring
+        targetGainBits.store(gain.bitPattern, ordering: .relaxed)
+        currentGain = gain
+        rampTarget = gain
+    }
 
     /// Linear gain the stream ramps to (1 = unity, bit-perfect when alone).
     public var gain: Float {

@@ -115,8 +115,7 @@ public final class PlaybackEngine: @unchecked Sendable {
         // rate, whichever is higher.
         let perSecond = tracks.map { max($0.format.sampleRate, device.format.sampleRate) * max($0.format.channels, device.format.channels) }.max()!
         ring = SPSCRing(capacity: Int(Double(perSecond) * options.readAheadSeconds))
-        playerInput = MixerInput(ring: ring)
-        playerInput.gain = Float(max(0, min(100, options.volumePercent)) / 100)
+        playerInput = MixerInput(ring: ring, gain: Float(max(0, min(100, options.volumePercent)) / 100))
         mixer = Mixer(inputs: [playerInput], format: device.format, maxFrames: device.format.periodFrames)
     }
 

@@ -57,6 +57,14 @@ final class MixerTests: XCTestCase {
         for sample in got.suffix(1000) { XCTAssertEqual(Int(sample), 4096, accuracy: 1) }
     }
 
+    /// A stream created at a gain starts at it: no ramp from unity (the bug: `--volume 50`
+    /// played its first 20 ms at full level).
+    func testAnInitialGainAppliesFromTheFirstSample() {
+        let input = MixerInput(ring: ring([Int32](repeating: 16000 << 16, count: 512)), gain: 0.5)
+        let mixer = Mixer(inputs: [input], format: stereo16, maxFrames: 256)
+        for s in render(mixer, frames: 256).samples { XCTAssertEqual(Int(s), 8000, accuracy: 1) }
+    }
+
     func testStreamsAreSummedWithTheirOwnGains() {
         let a = MixerInput(ring: ring([Int32](repeating: 8000 << 16, count: 512)))
         let b = MixerInput(ring: ring([Int32](repeating: 4000 << 16, count: 512)))
