@@ -1,28 +1,9 @@
 import CFLAC
 import Foundation
 
-/// Deterministic test signals: a sine plus seeded noise, at any bit depth.
-public enum TestSignal {
-    /// Interleaved samples (plain values, not left-justified) that use most of `bits` bits.
-    public static func make(frames: Int, channels: Int, bits: Int, frequency: Double = 997, sampleRate: Int = 44100, seed: UInt64 = 1) -> [Int32] {
-        var state = seed &* 6364136223846793005 &+ 1442695040888963407
-        let peak = Double((Int64(1) << (bits - 1)) - 1)
-        var out = [Int32](repeating: 0, count: frames * channels)
-        for f in 0..<frames {
-            for c in 0..<channels {
-                state = state &* 6364136223846793005 &+ 1442695040888963407
-                let noise = Double(Int64(bitPattern: state) >> 11) / Double(1 << 52)  // ±1
-                let tone = sin(2 * .pi * frequency * Double(c + 1) * Double(f) / Double(sampleRate))
-                let v = (0.6 * tone + 0.3 * noise) * peak
-                out[f * channels + c] = Int32(max(-peak - 1, min(peak, v.rounded())))
-            }
-        }
-        return out
-    }
-}
-
 /// Writes FLAC files with libFLAC's own encoder, for fixtures the `flac` tool cannot make
-/// (any bit depth from 4 to 32, a chosen block size, no seek table, no total length).
+/// (any bit depth from 4 to 32, odd rates, 8 channels, big blocks). Samples come from
+/// `FLACFixture.samples()` or any other interleaved source.
 public enum LibFLACEncoder {
     public struct Picture {
         public var type: Int

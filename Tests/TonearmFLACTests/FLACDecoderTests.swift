@@ -25,6 +25,11 @@ final class FLACDecoderTests: XCTestCase {
         return out
     }
 
+    /// Tones plus seeded noise, as the integration fixtures use.
+    private func signal(frames: Int, channels: Int, bits: Int, sampleRate: Int = 44100, seed: UInt64 = 1) -> [Int32] {
+        FLACFixture(frames: frames, sampleRate: sampleRate, channels: channels, bitsPerSample: bits, seed: seed).samples()
+    }
+
     private func leftJustified(_ samples: [Int32], bits: Int) -> [Int32] {
         samples.map { $0 << Int32(32 - bits) }
     }
@@ -32,7 +37,7 @@ final class FLACDecoderTests: XCTestCase {
     func testEveryBitDepthAndChannelCountDecodesExactly() throws {
         for (bits, channels, rate) in [(4, 1, 8000), (8, 1, 22050), (12, 2, 32000), (16, 2, 44100), (20, 3, 48000),
                                        (24, 6, 96000), (24, 8, 192000), (32, 2, 44100), (16, 2, 7), (16, 1, 655350)] {
-            let samples = TestSignal.make(frames: 5000, channels: channels, bits: bits, sampleRate: rate)
+            let samples = signal(frames: 5000, channels: channels, bits: bits, sampleRate: rate)
             let file = path("\(bits)-\(channels)-\(rate).flac")
             try LibFLACEncoder.write(samples, to: file, sampleRate: rate, channels: channels, bits: bits)
             let decoder = try FLACDecoder(path: file)
@@ -44,7 +49,7 @@ final class FLACDecoderTests: XCTestCase {
 
     func testSeeksAreSampleAccurateWithAndWithoutASeekTable() throws {
         let frames = 3 * 44100
-        let samples = TestSignal.make(frames: frames, channels: 2, bits: 16)
+        let samples = signal(frames: frames, channels: 2, bits: 16)
         for seekTable in [false, true] {
             let file = path("seek-\(seekTable).flac")
             try LibFLACEncoder.write(samples, to: file, sampleRate: 44100, channels: 2, bits: 16, blockSize: 4096, seekTable: seekTable)
@@ -64,7 +69,7 @@ final class FLACDecoderTests: XCTestCase {
 
     /// A stream with no total in STREAMINFO: the length is unknown, not zero, and it plays.
     func testUnknownLengthIsNilAndDecodesFully() throws {
-        let samples = TestSignal.make(frames: 20000, channels: 2, bits: 16)
+        let samples = signal(frames: 20000, channels: 2, bits: 16)
         let file = path("streamed.flac")
         try LibFLACEncoder.write(samples, to: file, sampleRate: 44100, channels: 2, bits: 16, knownLength: false)
         let decoder = try FLACDecoder(path: file)
@@ -79,22 +84,25 @@ final class FLACDecoderTests: XCTestCase {
         let sizes = [1152, 4096, 576, 4608, 192, 2048]
         var all: [Int32] = []
         var frames: [[UInt8]] = []
-        var streamHeader: [UInt8] = []
+        var stream: FLACBytes?
         var offset = 0
         for (i, size) in sizes.enumerated() {
-            let samples = TestSignal.make(frames: size, channels: 2, bits: 16, seed: UInt64(i + 1))
+            let samples = signal(frames: size, channels: 2, bits: 16, seed: UInt64(i + 1))
             all += samples
             let file = path("single-\(i).flac")
             try LibFLACEncoder.write(samples, to: file, sampleRate: 44100, channels: 2, bits: 16, blockSize: size)
-            let bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: file)))
-            let audioStart = FLACSurgery.audioOffset(bytes)
-            if i == 0 { streamHeader = Array(bytes[0..<audioStart]) }
-            frames.append(FLACSurgery.variableBlockSizeFrame(Array(bytes[audioStart...]), firstSample: offset))
+            let single = try FLACBytes(path: file)
+            if stream == nil { stream = FLACBytes(bytes: Array(single.bytes[0..<(try single.audioOffset())])) }
+            frames.append(FLACBytes.variableBlockSizeFrame(try single.audioFrames(), firstSample: offset))
             offset += size
         }
-        streamHeader = FLACSurgery.patchStreamInfo(streamHeader, minBlock: 192, maxBlock: 4608, totalSamples: offset)
+        var header = try XCTUnwrap(stream)
+        header.minBlockSize = 192
+        header.maxBlockSize = 4608
+        header.totalSamples = offset
+        header.clearMD5()
         let file = path("variable.flac")
-        try Data(streamHeader + frames.flatMap { $0 }).write(to: URL(fileURLWithPath: file))
+        try FLACBytes(bytes: header.bytes + frames.flatMap { $0 }).write(to: file)
 
         let decoder = try FLACDecoder(path: file)
         XCTAssertEqual(decoder.info.minBlockSize, 192)
@@ -112,7 +120,7 @@ final class FLACDecoderTests: XCTestCase {
         let file = path("tagged.flac")
         let back = LibFLACEncoder.Picture(type: 4, mimeType: "image/png", width: 10, height: 20, data: [UInt8](repeating: 1, count: 100))
         let front = LibFLACEncoder.Picture(type: 3, mimeType: "image/jpeg", width: 300, height: 300, data: [UInt8](repeating: 2, count: 777))
-        try LibFLACEncoder.write(TestSignal.make(frames: 1000, channels: 2, bits: 16), to: file, sampleRate: 44100, channels: 2, bits: 16,
+        try LibFLACEncoder.write(signal(frames: 1000, channels: 2, bits: 16), to: file, sampleRate: 44100, channels: 2, bits: 16,
                                  tags: [("TITLE", "Song"), ("artist", "Band"), ("ALBUM", "Record"), ("ALBUMARTIST", "Various"),
                                         ("TRACKNUMBER", "3/12"), ("DISCNUMBER", "2"), ("DATE", "1999"), ("GENRE", "Jazz"),
                                         ("REPLAYGAIN_TRACK_GAIN", "-6.50 dB"), ("REPLAYGAIN_TRACK_PEAK", "0.98"),
@@ -160,7 +168,7 @@ final class FLACDecoderTests: XCTestCase {
     }
 
     func testAnID3TagInFrontIsSkipped() throws {
-        let samples = TestSignal.make(frames: 3000, channels: 2, bits: 16)
+        let samples = signal(frames: 3000, channels: 2, bits: 16)
         let plain = path("plain.flac")
         try LibFLACEncoder.write(samples, to: plain, sampleRate: 44100, channels: 2, bits: 16)
         let tag: [UInt8] = Array("ID3".utf8) + [3, 0, 0, 0, 0, 0, 20] + [UInt8](repeating: 0, count: 20)
@@ -171,7 +179,7 @@ final class FLACDecoderTests: XCTestCase {
 
     func testTruncatedAudioIsReportedAfterWhatCouldBeDecoded() throws {
         let file = path("cut.flac")
-        try LibFLACEncoder.write(TestSignal.make(frames: 44100, channels: 2, bits: 16), to: file, sampleRate: 44100, channels: 2, bits: 16)
+        try LibFLACEncoder.write(signal(frames: 44100, channels: 2, bits: 16), to: file, sampleRate: 44100, channels: 2, bits: 16)
         let bytes = try Data(contentsOf: URL(fileURLWithPath: file))
         try bytes.prefix(bytes.count * 6 / 10).write(to: URL(fileURLWithPath: file))
         let decoder = try FLACDecoder(path: file)
@@ -185,12 +193,13 @@ final class FLACDecoderTests: XCTestCase {
 
     func testCorruptFramesAreCountedNotFatal() throws {
         let file = path("corrupt.flac")
-        let samples = TestSignal.make(frames: 44100, channels: 2, bits: 16)
+        let samples = signal(frames: 44100, channels: 2, bits: 16)
         try LibFLACEncoder.write(samples, to: file, sampleRate: 44100, channels: 2, bits: 16, blockSize: 4096)
-        var bytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: file)))
-        let audio = FLACSurgery.audioOffset(bytes)
-        for i in stride(from: audio + (bytes.count - audio) / 3, to: audio + (bytes.count - audio) / 3 + 40, by: 4) { bytes[i] ^= 0x5A }
-        try Data(bytes).write(to: URL(fileURLWithPath: file))
+        var flac = try FLACBytes(path: file)
+        let audio = try flac.audioOffset()
+        let start = audio + (flac.bytes.count - audio) / 3
+        for i in stride(from: start, to: start + 40, by: 4) { flac.bytes[i] ^= 0x5A }
+        try flac.write(to: file)
         let decoder = try FLACDecoder(path: file)
         XCTAssertThrowsError(try decodeAll(decoder)) { error in
             XCTAssertTrue("\(error)".contains("corrupt audio") || "\(error)".contains("truncated"), "\(error)")
@@ -200,17 +209,19 @@ final class FLACDecoderTests: XCTestCase {
 
     /// The frames' own format wins over a STREAMINFO that claims otherwise.
     func testFramesWinOverAWrongStreamInfo() throws {
-        let samples = TestSignal.make(frames: 10000, channels: 2, bits: 16)
+        let samples = signal(frames: 10000, channels: 2, bits: 16)
         let file = path("liar.flac")
         try LibFLACEncoder.write(samples, to: file, sampleRate: 44100, channels: 2, bits: 16, blockSize: 4096)
-        let original = try [UInt8](Data(contentsOf: URL(fileURLWithPath: file)))
-        let lies: [(String, ([UInt8]) -> [UInt8])] = [
-            ("small max block size", { FLACSurgery.patchStreamInfo($0, minBlock: 16, maxBlock: 16, totalSamples: 10000) }),
-            ("one channel", { FLACSurgery.patchStreamInfo($0, channels: 1) }),
-            ("eight bits", { FLACSurgery.patchStreamInfo($0, bitsPerSample: 8) }),
+        let original = try FLACBytes(path: file)
+        let lies: [(String, (inout FLACBytes) -> Void)] = [
+            ("small max block size", { $0.minBlockSize = 16; $0.maxBlockSize = 16 }),
+            ("one channel", { $0.channels = 1 }),
+            ("eight bits", { $0.bitsPerSample = 8 }),
         ]
         for (lie, patch) in lies {
-            try Data(patch(original)).write(to: URL(fileURLWithPath: file))
+            var liar = original
+            patch(&liar)
+            try liar.write(to: file)
             let decoder = try FLACDecoder(path: file)
             XCTAssertEqual(decoder.info.format, StreamFormat(sampleRate: 44100, channels: 2, bitsPerSample: 16), lie)
             XCTAssertEqual(try decodeAll(decoder), leftJustified(samples, bits: 16), lie)
@@ -219,12 +230,10 @@ final class FLACDecoderTests: XCTestCase {
 
     func testAChannelCountChangeMidStreamIsRefused() throws {
         let a = path("a.flac"), b = path("b.flac")
-        try LibFLACEncoder.write(TestSignal.make(frames: 8192, channels: 2, bits: 16), to: a, sampleRate: 44100, channels: 2, bits: 16, blockSize: 4096)
-        try LibFLACEncoder.write(TestSignal.make(frames: 8192, channels: 1, bits: 16), to: b, sampleRate: 44100, channels: 1, bits: 16, blockSize: 4096)
-        let aBytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: a)))
-        let bBytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: b)))
+        try LibFLACEncoder.write(signal(frames: 8192, channels: 2, bits: 16), to: a, sampleRate: 44100, channels: 2, bits: 16, blockSize: 4096)
+        try LibFLACEncoder.write(signal(frames: 8192, channels: 1, bits: 16), to: b, sampleRate: 44100, channels: 1, bits: 16, blockSize: 4096)
         let joined = path("joined.flac")
-        try Data(aBytes + bBytes[FLACSurgery.audioOffset(bBytes)...]).write(to: URL(fileURLWithPath: joined))
+        try FLACBytes(bytes: try FLACBytes(path: a).bytes + FLACBytes(path: b).audioFrames()).write(to: joined)
         let decoder = try FLACDecoder(path: joined)
         XCTAssertThrowsError(try decodeAll(decoder)) { error in
             XCTAssertTrue("\(error)".contains("channel count (2 → 1 at frame 8192) changes mid-stream"), "\(error)")
@@ -233,16 +242,17 @@ final class FLACDecoderTests: XCTestCase {
 
     func testABitDepthDropMidStreamPlaysExactly() throws {
         let a = path("a24.flac"), b = path("b16.flac")
-        let first = TestSignal.make(frames: 4096, channels: 2, bits: 24)
-        let second = TestSignal.make(frames: 4096, channels: 2, bits: 16, seed: 9)
+        let first = signal(frames: 4096, channels: 2, bits: 24)
+        let second = signal(frames: 4096, channels: 2, bits: 16, seed: 9)
         try LibFLACEncoder.write(first, to: a, sampleRate: 48000, channels: 2, bits: 24, blockSize: 4096)
         try LibFLACEncoder.write(second, to: b, sampleRate: 48000, channels: 2, bits: 16, blockSize: 4096)
-        let aBytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: a)))
-        let bBytes = try [UInt8](Data(contentsOf: URL(fileURLWithPath: b)))
+        var stream = try FLACBytes(path: a)
+        stream.totalSamples = 8192
+        stream.clearMD5()
         // B's single frame says "frame 0"; renumber it as frame 1 so it follows A's.
-        let bFrame = FLACSurgery.renumberFixedFrame(Array(bBytes[FLACSurgery.audioOffset(bBytes)...]), frameNumber: 1)
+        let bFrame = FLACBytes.renumberedFrame(try FLACBytes(path: b).audioFrames(), frameNumber: 1)
         let joined = path("joined.flac")
-        try Data(FLACSurgery.patchStreamInfo(aBytes, totalSamples: 8192) + bFrame).write(to: URL(fileURLWithPath: joined))
+        try FLACBytes(bytes: stream.bytes + bFrame).write(to: joined)
         let decoder = try FLACDecoder(path: joined)
         XCTAssertEqual(try decodeAll(decoder), leftJustified(first, bits: 24) + leftJustified(second, bits: 16))
     }
