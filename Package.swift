@@ -38,8 +38,15 @@ let package = Package(
         ),
         // libgpiod: chips and lines for buttons and encoders.
         .target(name: "TonearmGPIO", dependencies: ["CGPIOD"]),
-        // A small JSON value type shared by the CLI and, later, the control protocol.
+        // A small JSON value type (parse and print) for the CLI and the control protocol.
         .target(name: "TonearmJSON"),
+        // Pure player logic: queue, transport, remote command center, Now Playing. No I/O.
+        .target(name: "TonearmPlayer"),
+        // The control socket: a Unix-domain JSON-lines server and client.
+        .target(name: "TonearmControl", dependencies: ["TonearmJSON"]),
+        // Music on disk: directory scans in album order, confinement to the music directory,
+        // cover files; and the player state that survives power loss.
+        .target(name: "TonearmLibrary", dependencies: ["TonearmFLAC", "TonearmJSON"]),
 
         .executableTarget(
             name: "tonearm",
@@ -66,6 +73,9 @@ let package = Package(
         .testTarget(name: "TonearmFLACTests", dependencies: ["TonearmFLAC", "TestSupport"]),
         .testTarget(name: "TonearmGPIOTests", dependencies: ["TonearmGPIO"]),
         .testTarget(name: "TonearmJSONTests", dependencies: ["TonearmJSON"]),
+        .testTarget(name: "TonearmPlayerTests", dependencies: ["TonearmPlayer"]),
+        .testTarget(name: "TonearmControlTests", dependencies: ["TonearmControl", "TonearmJSON"]),
+        .testTarget(name: "TonearmLibraryTests", dependencies: ["TonearmLibrary", "TestSupport"]),
         .testTarget(name: "TonearmIntegrationTests", dependencies: ["TestSupport"]),
         .target(name: "TestSupport", dependencies: ["CFLAC"], path: "Tests/TestSupport"),
     ],
