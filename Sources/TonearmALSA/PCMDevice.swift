@@ -164,11 +164,14 @@ public final class PCMDevice: @unchecked Sendable {
             usleep(UInt32(wait * 1000))
             waited += wait
         }
-        snd_pcm_drop(pcm)
+        drop()
     }
 
-    /// Stops at once, discarding what is queued.
-    public func drop() { snd_pcm_drop(pcm) }
+    /// Stops at once, discarding what is queued; the device is ready for the next write.
+    public func drop() {
+        snd_pcm_drop(pcm)
+        snd_pcm_prepare(pcm)
+    }
 
     /// Frames written but not yet heard, when the device can tell.
     public var delayFrames: Int? {

@@ -78,6 +78,11 @@ public final class Mixer: @unchecked Sendable {
         rampFrames = max(1, format.sampleRate / 50)
     }
 
+    /// `input` has faded out completely. Output thread only.
+    public func isSilent(_ input: MixerInput) -> Bool {
+        input.currentGain == 0 && input.gain == 0
+    }
+
     /// Scratch memory the render path uses, for `mlock`.
     public var scratchRegions: [UnsafeMutableRawBufferPointer] {
         let n = maxFrames * format.channels

@@ -7,21 +7,39 @@ import Synchronization
 /// moves `readIndex`; both indices count samples since the start and never wrap, so "how full"
 /// is a subtraction. Release/acquire ordering on the indices publishes the samples themselves.
 ///
-/// A stream's format may change between tracks. The producer marks the sample index where the
-/// current *segment* ends (`endSegment(with:)`); the consumer reads up to that mark, applies the
-/// new format (reconfiguring its device) and acknowledges, after which the producer continues.
+/// A *cut* changes what the consumer plays next. The producer names the sample index where the
+/// consumer must stop reading (`at`), the index where it resumes (`resumeAt`, where the producer
+/// writes next), and optionally a new stream format. A track boundary with a new format is a cut
+/// at the end of what was written; a seek or a skip is a cut at once (`at` ≤ the read index),
+/// which discards what was read ahead; changing the next track is a cut where it begins. One
+/// cut is pending at a time: the producer waits for `cutTaken` before the next.
 public final class SPSCRing: @unchecked Sendable {
+    /// A cut the consumer has reached.
+    public struct Cut: Sendable, Equatable {
+        /// The format of what follows, when it changes.
+        public var format: StreamFormat?
+        /// True when what was before the cut must play out first (a track boundary), false when
+        /// it is abandoned (a seek or a skip).
+        public var playsOut: Bool
+
+        public init(format: StreamFormat?, playsOut: Bool) {
+            self.format = format
+            self.playsOut = playsOut
+        }
+    }
+
     public let capacity: Int
     private let storage: UnsafeMutablePointer<Int32>
     private let writeIndex = Atomic<Int>(0)
     private let readIndex = Atomic<Int>(0)
-    /// Sample index where the current segment ends; `Int.max` while it is open.
-    private let segmentEnd = Atomic<Int>(Int.max)
-    /// Incremented by the consumer each time it has taken a segment change.
-    private let segmentGeneration = Atomic<Int>(0)
-    /// Written by the producer before `segmentEnd` is published, read by the consumer after.
-    private nonisolated(unsafe) var pendingFormat: StreamFormat?
-    private let finished = Atomic<Bool>(false)
+    /// Where the consumer stops reading for the pending cut; `Int.max` when none is pending.
+    private let cutAt = Atomic<Int>(Int.max)
+    /// Where the consumer resumes after the pending cut.
+    private let resumeAt = Atomic<Int>(0)
+    /// Incremented by the consumer each time it has taken a cut.
+    private let cutGeneration = Atomic<Int>(0)
+    /// Written by the producer before `cutAt` is published, read by the consumer after.
+    private nonisolated(unsafe) var pendingCut = Cut(format: nil, playsOut: true)
 
     public init(capacity: Int) {
         precondition(capacity > 0)
@@ -61,30 +79,39 @@ public final class SPSCRing: @unchecked Sendable {
         return count
     }
 
-    /// Ends the current segment after the samples written so far; the consumer switches to
-    /// `format` once it has read them. Returns the generation to wait for in `segmentTaken`.
-    public func endSegment(with format: StreamFormat) -> Int {
-        let generation = segmentGeneration.load(ordering: .acquiring) + 1
-        pendingFormat = format
-        segmentEnd.store(writeIndex.load(ordering: .relaxed), ordering: .releasing)
+    /// Publishes a cut: the consumer reads up to `at` (or stops at once if it is already past
+    /// it), then continues from what is written after this call. Returns the generation to
+    /// wait for with `cutTaken`.
+    public func cut(at: Int, format: StreamFormat?, playsOut: Bool) -> Int {
+        let generation = cutGeneration.load(ordering: .acquiring) + 1
+        pendingCut = Cut(format: format, playsOut: playsOut)
+        resumeAt.store(writeIndex.load(ordering: .relaxed), ordering: .relaxed)
+        cutAt.store(at, ordering: .releasing)
         return generation
     }
 
-    /// True once the consumer has taken the segment change numbered `generation`.
-    public func segmentTaken(_ generation: Int) -> Bool {
-        segmentGeneration.load(ordering: .acquiring) >= generation
+    /// A cut at the end of what has been written: what is there plays out first.
+    public func cutAtEnd(format: StreamFormat?) -> Int {
+        cut(at: writeIndex.load(ordering: .relaxed), format: format, playsOut: true)
     }
 
-    /// No more samples will come.
-    public func finish() { finished.store(true, ordering: .releasing) }
+    /// A cut at once: what was read ahead is abandoned.
+    public func cutNow(format: StreamFormat?) -> Int {
+        cut(at: -1, format: format, playsOut: false)  // indices are never negative
+    }
+
+    /// True once the consumer has taken the cut numbered `generation`.
+    public func cutTaken(_ generation: Int) -> Bool {
+        cutGeneration.load(ordering: .acquiring) >= generation
+    }
 
     // MARK: Consumer side
 
-    /// Samples that can be read now (never past a segment end).
+    /// Samples that can be read now (never past a pending cut).
     public var readableSamples: Int {
         let r = readIndex.load(ordering: .relaxed)
-        let limit = min(writeIndex.load(ordering: .acquiring), segmentEnd.load(ordering: .acquiring))
-        return limit - r
+        let limit = min(writeIndex.load(ordering: .acquiring), cutAt.load(ordering: .acquiring))
+        return max(0, limit - r)
     }
 
     /// Copies up to `count` samples into `destination`; returns how many were read.
@@ -101,26 +128,25 @@ public final class SPSCRing: @unchecked Sendable {
         return n
     }
 
-    /// If the reader has reached a segment end, the format that follows it.
-    public var reachedSegmentChange: StreamFormat? {
-        let end = segmentEnd.load(ordering: .acquiring)
-        guard end != Int.max, readIndex.load(ordering: .relaxed) >= end else { return nil }
-        return pendingFormat
+    /// The pending cut, once the reader has reached it.
+    public var reachedCut: Cut? {
+        let at = cutAt.load(ordering: .acquiring)
+        guard at != Int.max, readIndex.load(ordering: .relaxed) >= at else { return nil }
+        return pendingCut
     }
 
-    /// Acknowledges the segment change reported by `reachedSegmentChange`.
-    public func takeSegmentChange() {
-        pendingFormat = nil
-        segmentEnd.store(Int.max, ordering: .releasing)
-        segmentGeneration.add(1, ordering: .releasing)
+    /// Takes the cut reported by `reachedCut`: skips to where the producer resumed.
+    public func takeCut() {
+        let resume = resumeAt.load(ordering: .relaxed)
+        if resume > readIndex.load(ordering: .relaxed) { readIndex.store(resume, ordering: .releasing) }
+        cutAt.store(Int.max, ordering: .releasing)
+        cutGeneration.add(1, ordering: .releasing)
     }
 
-    /// The producer has finished and every sample has been read.
-    public var isDrained: Bool {
-        finished.load(ordering: .acquiring) && readIndex.load(ordering: .relaxed) == writeIndex.load(ordering: .acquiring)
-    }
+    /// Everything written has been read.
+    public var isEmpty: Bool { readIndex.load(ordering: .relaxed) == writeIndex.load(ordering: .acquiring) }
 
-    /// Total samples the consumer has taken since creation.
+    /// Total samples the consumer has taken (or skipped) since creation.
     public var samplesRead: Int { readIndex.load(ordering: .acquiring) }
     /// Total samples the producer has written since creation.
     public var samplesWritten: Int { writeIndex.load(ordering: .acquiring) }

@@ -3,6 +3,10 @@ import TonearmALSA
 import TonearmAudio
 import TonearmFLAC
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// Settings of the playback engine; the CLI and the board profile fill them.
 public struct PlaybackOptions: Sendable {
     /// ALSA PCM name: `default`, `hw:CARD=x,DEV=0`, `plughw:…`, or one from an ALSA config.
@@ -15,6 +19,9 @@ public struct PlaybackOptions: Sendable {
     public var volumePercent: Double = 100
     /// How far the decoder runs ahead of the output, in seconds of audio.
     public var readAheadSeconds: Double = 2
+    /// The stream the read-ahead is sized for (rate × channels, at the device): 96 kHz stereo
+    /// by default; a larger stream gets proportionally less read-ahead.
+    public var readAheadSamplesPerSecond = 96_000 * 2
     /// Pause between attempts to reopen a device that went away.
     public var reopenIntervalMilliseconds = 500
     /// A device that completes no period for this long is treated as gone; nil means four
@@ -26,132 +33,236 @@ public struct PlaybackOptions: Sendable {
     public init() {}
 }
 
-/// A track reaching the output, as the control plane sees it.
-public struct TrackStart: Sendable {
-    public var index: Int
+/// One thing to play: the player's queue item id and the file.
+public struct EngineItem: Sendable, Equatable {
+    public var id: Int
+    public var path: String
+
+    public init(id: Int, path: String) {
+        self.id = id
+        self.path = path
+    }
+}
+
+/// An item reaching the device.
+public struct ItemStart: Sendable {
+    public var itemID: Int
     public var info: TrackInfo
-    /// First frame of the track that plays (non-zero after a start offset).
-    public var firstFrame: Int
-    /// Ring sample index at which the track's first sample sits.
-    public var ringSample: Int
-    /// The device configuration the track plays through.
+    /// Position in the item where it starts playing, in seconds.
+    public var position: Double
+    /// The device configuration it plays through.
     public var device: DeviceFormat
 }
 
-/// Something the control plane should tell the user or react to.
+/// Something the control plane should know about, oldest first.
 public enum PlaybackEvent: Sendable {
-    case trackStarted(TrackStart)
-    case fileFailed(FLACError)
-    case realtimeRefused(String)
-    case memoryLockRefused(String)
+    case itemStarted(ItemStart)
+    /// The item could not be played (or only partly, for truncated or corrupt audio); the
+    /// engine went on with what follows it.
+    case itemFailed(itemID: Int, FLACError)
+    /// Everything up to the end of the queue has been heard; the engine is idle.
+    case endOfQueue
+    /// The device could not be opened for the first time; the engine keeps trying.
+    case deviceUnavailable(ALSAError)
     case deviceLost(String)
     case deviceReopened(DeviceFormat)
-    case finished
+    case realtimeRefused(String)
+    case memoryLockRefused(String)
+}
+
+/// Where playback is, as heard (to within the device buffer).
+public struct PlaybackPosition: Sendable, Equatable {
+    public var itemID: Int
+    public var seconds: Double
+}
+
+/// What the output device is doing, for status and diagnostics.
+public struct DeviceStatus: Sendable {
+    public enum State: String, Sendable { case closed, open, lost, unavailable }
+    public var name: String
+    public var state: State
+    public var format: DeviceFormat?
+    public var underruns: Int
+    public var losses: Int
 }
 
 /// FLAC files → decoder thread → SPSC ring → output thread (mixer, ALSA).
 ///
-/// The decoder thread reads ahead; the output thread runs the render path and owns the PCM.
-/// The two share only the ring and atomics. The control plane (the caller's thread) watches
-/// progress with `nextEvents()`, which reads atomics and a small locked list the decoder
-/// thread appends to; the output thread takes no lock.
+/// The control plane tells the engine what to play (`play`, `stop`, `pause`, `resume`,
+/// `setVolume`) and answers, through `upcoming`, what follows an item; the decoder thread asks
+/// it at the end of each file and goes straight on, so consecutive files are gapless. Pause,
+/// resume and volume act at the mixer, so they reach the speaker within the ALSA buffer, not
+/// after the read-ahead. The two threads share only the ring and atomics; the output thread
+/// takes no lock. The control plane learns what happened with `nextEvents()`.
 public final class PlaybackEngine: @unchecked Sendable {
     public let options: PlaybackOptions
+    /// What follows an item in the queue; called on the decoder thread.
+    private let upcoming: @Sendable (Int) -> EngineItem?
 
     private let ring: SPSCRing
     private let playerInput: MixerInput
     private let mixer: Mixer
-    private let tracks: [TrackInfo]
-    private let startFrame: Int
 
-    // Output-thread state, published through atomics.
+    // Control → decoder thread.
+    private enum DecoderCommand {
+        case play(EngineItem, from: Double)
+        case stop
+        case upcomingChanged
+    }
+    private let commands = Mutex<[DecoderCommand]>([])
+
+    /// Wake the decoder (new command) and the output thread (new command, cut or audio).
+    private let decoderWakeup = Wakeup()
+    private let outputWakeup = Wakeup()
+    /// Ring sample index where the queue ends; `Int.max` while more is coming. Decoder → output.
+    private let queueEnd = Atomic<Int>(Int.max)
+
+    // Control → output thread.
     private let stopRequested = Atomic<Bool>(false)
+    private let pauseRequested = Atomic<Bool>(false)
+    private let volumeBits = Atomic<UInt32>(Float(1).bitPattern)
+
+    // Output thread → control, published through atomics.
     private let outputFinished = Atomic<Bool>(false)
+    private let outputIdle = Atomic<Bool>(true)
     private let underrunCount = Atomic<Int>(0)
     private let lossCount = Atomic<Int>(0)
     private let reopenCount = Atomic<Int>(0)
+    private let openFailures = Atomic<Int>(0)
     private let realtimeErrno = Atomic<Int32>(-1)  // -1 not yet tried, 0 granted
     private let memlockErrno = Atomic<Int32>(-1)
     private let framesWritten = Atomic<Int>(0)
-    /// Device rate and channels, published by the output thread before it acknowledges a
-    /// segment change, read by the decoder thread after.
+    private let deviceState = Atomic<Int>(0)  // DeviceStatus.State, by index
+    /// Device rate and channels, published by the output thread before it takes a cut with a
+    /// new format, read by the decoder thread after.
     private let deviceRate = Atomic<Int>(0)
     private let deviceChannels = Atomic<Int>(0)
-    /// The device format as of the last (re)configuration, for the control plane.
-    private let currentFormat: Mutex<DeviceFormat>
+    /// The device format as of the last (re)configuration and the last open error, for the
+    /// control plane (the output thread writes them outside the render path).
+    private let currentFormat = Mutex<DeviceFormat?>(nil)
+    private let lastOpenError = Mutex<ALSAError?>(nil)
 
-    // Decoder-thread → control-plane reports (the control side may lock).
-    private let reports = Mutex<(starts: [TrackStart], errors: [FLACError])>(([], []))
+    /// Where each item starts in the ring, and where the queue ends; decoder thread → control.
+    private struct Mark {
+        var start: ItemStart
+        var ringSample: Int
+        var sourceRate: Int
+        var deviceRate: Int
+        var channels: Int
+    }
+    private struct Timeline {
+        var marks: [Mark] = []
+        var endOfQueue: Int?
+        var errors: [(Int, FLACError)] = []
+    }
+    private let timeline = Mutex(Timeline())
 
-    // Control-plane bookkeeping.
-    private var announcedStarts = 0
+    // Control-plane bookkeeping (the control plane calls from one thread or actor).
+    private var announcedMark: Int?
+    private var announcedEnd = false
     private var announcedErrors = 0
     private var announcedLosses = 0
     private var announcedReopens = 0
+    private var announcedOpenFailures = 0
     private var announcedRealtime = false
     private var announcedMemlock = false
     private var threads: [NamedThread] = []
-    private nonisolated(unsafe) var initialDevice: PCMDevice?
 
-    /// Opens the device for the first track; throws at once when it cannot be used.
-    /// `tracks` come from `FLACDecoder.info` (the CLI has already checked every file).
-    public init(tracks: [TrackInfo], startFrame: Int = 0, options: PlaybackOptions) throws(PlaybackError) {
-        precondition(!tracks.isEmpty)
+    public init(options: PlaybackOptions, upcoming: @escaping @Sendable (Int) -> EngineItem?) {
         self.options = options
-        self.tracks = tracks
-        self.startFrame = startFrame
-        let first = tracks[0].format
-        let device: PCMDevice
-        do {
-            device = try PCMDevice(name: options.device, request: Self.request(for: first, options))
-        } catch {
-            throw .device(error)
-        }
-        initialDevice = device
-        currentFormat = Mutex(device.format)
-        deviceRate.store(device.format.sampleRate, ordering: .relaxed)
-        deviceChannels.store(device.format.channels, ordering: .relaxed)
-        // Room for the read-ahead of the most demanding track, at the device rate or source
-        // rate, whichever is higher.
-        let perSecond = tracks.map { max($0.format.sampleRate, device.format.sampleRate) * max($0.format.channels, device.format.channels) }.max()!
-        ring = SPSCRing(capacity: Int(Double(perSecond) * options.readAheadSeconds))
-        playerInput = MixerInput(ring: ring, gain: Float(max(0, min(100, options.volumePercent)) / 100))
-        mixer = Mixer(inputs: [playerInput], format: device.format, maxFrames: device.format.periodFrames)
+        self.upcoming = upcoming
+        ring = SPSCRing(capacity: Int(Double(options.readAheadSamplesPerSecond) * options.readAheadSeconds))
+        let volume = Float(max(0, min(100, options.volumePercent)) / 100)
+        volumeBits.store(volume.bitPattern, ordering: .relaxed)
+        playerInput = MixerInput(ring: ring, gain: volume)
+        // Sized for the defaults; `configure` grows it for the device actually opened.
+        mixer = Mixer(inputs: [playerInput],
+                      format: DeviceFormat(sampleFormat: .s16LE, sampleRate: 48000, channels: 2,
+                                           periodFrames: options.periodFrames, bufferFrames: options.bufferFrames),
+                      maxFrames: options.periodFrames)
     }
 
-    static func request(for format: StreamFormat, _ options: PlaybackOptions) -> OutputRequest {
-        OutputRequest(stream: format, periodFrames: options.periodFrames, bufferFrames: options.bufferFrames)
-    }
-
-    /// Starts the decoder and output threads.
+    /// Starts the decoder and output threads; the device opens with the first item played.
     public func start() {
-        guard initialDevice != nil else { return }
-        let decoderThread = NamedThread(name: "tonearm-decoder") { [self] in decodeAll() }
-        // The output thread takes the device over: no other reference may outlive its close
-        // (libjack, for one, crashes when a dead client is closed after a new one opened).
-        let outputThread = NamedThread(name: "tonearm-output") { [self] in
-            let device = initialDevice.take()!
-            runOutput(device)
-        }
-        threads = [decoderThread, outputThread]
+        guard threads.isEmpty else { return }
+        threads = [
+            NamedThread(name: "tonearm-decoder") { [self] in runDecoder() },
+            NamedThread(name: "tonearm-output") { [self] in runOutput() },
+        ]
     }
 
-    /// Asks both threads to stop; the output drops what is queued at once.
-    public func stop() { stopRequested.store(true, ordering: .releasing) }
-
-    /// Waits for both threads to end.
-    public func join() {
+    /// Stops both threads (dropping what is queued at once) and waits for them.
+    public func shutdown() {
+        stopRequested.store(true, ordering: .releasing)
+        decoderWakeup.post()
+        outputWakeup.post()
         for thread in threads { thread.join() }
         threads = []
     }
 
-    public var isFinished: Bool { outputFinished.load(ordering: .acquiring) }
+    // MARK: Commands (control plane)
+
+    /// Plays `item` from `position` seconds, replacing whatever plays or is read ahead.
+    public func play(_ item: EngineItem, from position: Double = 0) {
+        commands.withLock { $0.append(.play(item, from: position)) }
+        pauseRequested.store(false, ordering: .releasing)
+        decoderWakeup.post()
+        outputWakeup.post()
+    }
+
+    /// Silence; forgets the current item.
+    public func stop() {
+        commands.withLock { $0.append(.stop) }
+        decoderWakeup.post()
+    }
+
+    /// Fades out and holds the position; the read-ahead is kept.
+    public func pause() { pauseRequested.store(true, ordering: .releasing) }
+
+    /// Fades back in where it paused.
+    public func resume() {
+        pauseRequested.store(false, ordering: .releasing)
+        outputWakeup.post()
+    }
+
+    /// True once a pause has faded out and the device is idle.
+    public var isPausedOrIdle: Bool { outputIdle.load(ordering: .acquiring) }
+
+    /// Software volume, 0…100 %; ramps, never clicks.
+    public func setVolume(_ percent: Double) {
+        let gain = Float(max(0, min(100, percent)) / 100)
+        volumeBits.store(gain.bitPattern, ordering: .relaxed)
+    }
+
+    /// What follows the current item changed; re-reads it through `upcoming`.
+    public func upcomingChanged() {
+        commands.withLock { $0.append(.upcomingChanged) }
+        decoderWakeup.post()
+    }
+
+    // MARK: Observations (control plane)
+
     public var underruns: Int { underrunCount.load(ordering: .relaxed) }
     public var deviceLosses: Int { lossCount.load(ordering: .relaxed) }
-    public var deviceFormat: DeviceFormat { currentFormat.withLock { $0 } }
     /// Frames handed to ALSA since the start.
     public var writtenFrames: Int { framesWritten.load(ordering: .relaxed) }
-    public var fileErrors: [FLACError] { reports.withLock { $0.errors } }
+
+    public var deviceStatus: DeviceStatus {
+        let states: [DeviceStatus.State] = [.closed, .open, .lost, .unavailable]
+        return DeviceStatus(name: options.device, state: states[deviceState.load(ordering: .relaxed)],
+                            format: currentFormat.withLock { $0 }, underruns: underruns, losses: deviceLosses)
+    }
+
+    /// The item heard now and how far into it.
+    public func position() -> PlaybackPosition? {
+        let read = ring.samplesRead
+        return timeline.withLock { t in
+            guard let mark = t.marks.last(where: { $0.ringSample <= read }) else { return nil }
+            let frames = (read - mark.ringSample) / max(1, mark.channels)
+            return PlaybackPosition(itemID: mark.start.itemID,
+                                    seconds: mark.start.position + Double(frames) / Double(max(1, mark.deviceRate)))
+        }
+    }
 
     /// What happened since the last call, oldest first.
     public func nextEvents() -> [PlaybackEvent] {
@@ -166,76 +277,204 @@ public final class PlaybackEngine: @unchecked Sendable {
             announcedMemlock = true
             events.append(.memoryLockRefused(String(cString: strerror(ml))))
         }
+        let failures = openFailures.load(ordering: .relaxed)
+        if failures > announcedOpenFailures {
+            if announcedOpenFailures == 0, let error = lastOpenError.withLock({ $0 }) {
+                events.append(.deviceUnavailable(error))
+            }
+            announcedOpenFailures = failures
+        }
         let losses = lossCount.load(ordering: .relaxed)
         if losses > announcedLosses {
             announcedLosses = losses
             events.append(.deviceLost(options.device))
         }
         let reopens = reopenCount.load(ordering: .relaxed)
-        if reopens > announcedReopens {
+        if reopens > announcedReopens, let format = currentFormat.withLock({ $0 }) {
             announcedReopens = reopens
-            events.append(.deviceReopened(deviceFormat))
+            events.append(.deviceReopened(format))
         }
-        let consumed = ring.samplesRead
-        let (starts, errors) = reports.withLock { ($0.starts, $0.errors) }
-        while announcedErrors < errors.count {
-            events.append(.fileFailed(errors[announcedErrors]))
-            announcedErrors += 1
+        let read = ring.samplesRead
+        let idle = outputIdle.load(ordering: .acquiring)
+        timeline.withLock { t in
+            while announcedErrors < t.errors.count {
+                events.append(.itemFailed(itemID: t.errors[announcedErrors].0, t.errors[announcedErrors].1))
+                announcedErrors += 1
+            }
+            // Marks are strictly increasing; announce each one the reader has reached, once.
+            for mark in t.marks where mark.ringSample <= read && mark.ringSample > (announcedMark ?? Int.min) {
+                events.append(.itemStarted(mark.start))
+                announcedMark = mark.ringSample
+            }
+            if let end = t.endOfQueue {
+                if !announcedEnd, read >= end, idle {
+                    announcedEnd = true
+                    events.append(.endOfQueue)
+                }
+            } else {
+                announcedEnd = false
+            }
         }
-        while announcedStarts < starts.count && starts[announcedStarts].ringSample <= consumed {
-            events.append(.trackStarted(starts[announcedStarts]))
-            announcedStarts += 1
-        }
-        if isFinished { events.append(.finished) }
         return events
     }
 
     // MARK: Decoder thread
 
-    private func decodeAll() {
-        defer { ring.finish() }
-        var segmentSource = tracks[0].format
-        var converter: StreamConverter
-        do {
-            converter = try StreamConverter(source: segmentSource, deviceRate: deviceRate.load(ordering: .acquiring),
-                                            deviceChannels: deviceChannels.load(ordering: .acquiring))
-        } catch {
-            return
+    /// The decoder thread's state: the file being decoded and its conversion to the device.
+    private struct Decoding {
+        var item: EngineItem
+        var decoder: FLACDecoder
+        var pending: UnsafeBufferPointer<Int32> = UnsafeBufferPointer(start: nil, count: 0)
+    }
+
+    private func runDecoder() {
+        var decoding: Decoding?
+        var converter: StreamConverter?
+        var source: StreamFormat?  // the source format of the run the device is set up for
+
+        /// Publishes a cut and waits until the output has taken it (it checks every few ms).
+        func cutAndWait(_ generation: Int) -> Bool {
+            outputWakeup.post()
+            while !ring.cutTaken(generation) {
+                if stopRequested.load(ordering: .relaxed) { return false }
+                sleepMilliseconds(2)
+            }
+            return true
         }
-        for (index, track) in tracks.enumerated() {
-            if stopRequested.load(ordering: .relaxed) { return }
-            do throws(FLACError) {
-                let decoder = try FLACDecoder(path: track.path)
-                let firstFrame = index == 0 ? startFrame : 0
-                if firstFrame > 0 { try decoder.seek(toFrame: firstFrame) }
-                let format = decoder.info.format
-                if format != segmentSource {
-                    // A new format: finish the old run, let the output reconfigure, go on.
-                    guard push(converter.flush(), channels: converter.deviceChannels) else { return }
-                    let generation = ring.endSegment(with: format)
-                    while !ring.segmentTaken(generation) {
-                        if stopRequested.load(ordering: .relaxed) { return }
-                        sleepMilliseconds(5)
+
+        /// Opens `item` and queues it after what is written (`boundary`: a track boundary that
+        /// plays out first) or in place of everything not yet heard (`replacing`).
+        func begin(_ item: EngineItem, from seconds: Double, replacing: Bool) -> Bool {
+            var next = item
+            var position = seconds
+            while true {
+                do throws(FLACError) {
+                    let decoder = try FLACDecoder(path: next.path)
+                    let format = decoder.info.format
+                    let frame = Int((position * Double(format.sampleRate)).rounded())
+                    if frame > 0 { try decoder.seek(toFrame: frame) }
+                    if replacing || format != source {
+                        // Finish the old run's resampler tail only when it still plays out.
+                        if !replacing, let tail = converter?.flush(), tail.count > 0 {
+                            guard push(tail, channels: converter!.deviceChannels) else { return false }
+                        }
+                        let generation = replacing ? ring.cutNow(format: format == source ? nil : format)
+                                                   : ring.cutAtEnd(format: format)
+                        guard cutAndWait(generation) else { return false }
+                        if format != source || converter == nil {
+                            source = format
+                            converter = try? StreamConverter(source: format, deviceRate: deviceRate.load(ordering: .acquiring),
+                                                             deviceChannels: deviceChannels.load(ordering: .acquiring))
+                        }
                     }
-                    segmentSource = format
-                    do {
-                        converter = try StreamConverter(source: format, deviceRate: deviceRate.load(ordering: .acquiring),
-                                                        deviceChannels: deviceChannels.load(ordering: .acquiring))
-                    } catch {
-                        return
+                    let written = ring.samplesWritten
+                    let start = ItemStart(itemID: next.id, info: decoder.info, position: Double(frame) / Double(format.sampleRate),
+                                          device: currentFormat.withLock { $0 } ?? DeviceFormat(sampleFormat: .s16LE, sampleRate: 0, channels: 0, periodFrames: 0, bufferFrames: 0))
+                    queueEnd.store(Int.max, ordering: .relaxed)
+                    timeline.withLock { t in
+                        if replacing { t.marks.removeAll() }
+                        t.marks.append(Mark(start: start, ringSample: written, sourceRate: format.sampleRate,
+                                            deviceRate: deviceRate.load(ordering: .acquiring),
+                                            channels: deviceChannels.load(ordering: .acquiring)))
+                        t.endOfQueue = nil
                     }
+                    decoding = Decoding(item: next, decoder: decoder)
+                    return true
+                } catch {
+                    timeline.withLock { $0.errors.append((next.id, error)) }
+                    guard let following = upcoming(next.id) else {
+                        if replacing { _ = cutAndWait(ring.cutNow(format: nil)) }
+                        endQueue()
+                        return true
+                    }
+                    next = following
+                    position = 0
                 }
-                let start = TrackStart(index: index, info: decoder.info, firstFrame: firstFrame,
-                                       ringSample: ring.samplesWritten, device: deviceFormat)
-                reports.withLock { $0.starts.append(start) }
-                while let block = try decoder.nextBlock() {
-                    guard push(converter.convert(block), channels: converter.deviceChannels) else { return }
-                }
-            } catch {
-                reports.withLock { $0.errors.append(error) }
             }
         }
-        _ = push(converter.flush(), channels: converter.deviceChannels)
+
+        func endQueue() {
+            decoding = nil
+            let end = ring.samplesWritten
+            timeline.withLock { $0.endOfQueue = end }
+            queueEnd.store(end, ordering: .releasing)
+            outputWakeup.post()
+        }
+
+        while !stopRequested.load(ordering: .relaxed) {
+            for command in commands.withLock({ c -> [DecoderCommand] in defer { c.removeAll() }; return c }) {
+                switch command {
+                case .play(let item, let from):
+                    guard begin(item, from: from, replacing: true) else { return }
+                case .stop:
+                    decoding = nil
+                    guard cutAndWait(ring.cutNow(format: nil)) else { return }
+                    timeline.withLock { $0.marks.removeAll() }
+                    endQueue()
+                case .upcomingChanged:
+                    // Only matters when the decoder has already moved on to the next item.
+                    let read = ring.samplesRead
+                    let (playing, ahead) = timeline.withLock { t -> (Mark?, Mark?) in
+                        let heard = t.marks.last(where: { $0.ringSample <= read })
+                        let next = t.marks.first(where: { $0.ringSample > read })
+                        return (heard, next)
+                    }
+                    guard let playing, let ahead else { continue }
+                    let wanted = upcoming(playing.start.itemID)
+                    guard wanted?.id != ahead.start.itemID else { continue }
+                    // Replace it where it begins: what precedes still plays out.
+                    let generation = ring.cut(at: ahead.ringSample, format: nil, playsOut: true)
+                    guard cutAndWait(generation) else { return }
+                    timeline.withLock { t in t.marks.removeAll { $0.ringSample >= ahead.ringSample } }
+                    decoding = nil
+                    source = nil  // a fresh converter: none of the abandoned item's resampler state
+                    if let wanted {
+                        guard begin(wanted, from: 0, replacing: false) else { return }
+                    } else {
+                        endQueue()
+                    }
+                }
+            }
+
+            guard var current = decoding, let conv = converter else {
+                decoderWakeup.wait(milliseconds: 200)
+                continue
+            }
+            if current.pending.count == 0 {
+                do throws(FLACError) {
+                    if let block = try current.decoder.nextBlock() {
+                        current.pending = conv.convert(block)
+                    } else {
+                        // End of the file: straight on to what follows, gaplessly.
+                        decoding = nil
+                        if let next = upcoming(current.item.id) {
+                            guard begin(next, from: 0, replacing: false) else { return }
+                        } else {
+                            if let tail = converter?.flush(), tail.count > 0 {
+                                guard push(tail, channels: conv.deviceChannels) else { return }
+                            }
+                            endQueue()
+                        }
+                        continue
+                    }
+                } catch {
+                    timeline.withLock { $0.errors.append((current.item.id, error)) }
+                    decoding = nil
+                    if let next = upcoming(current.item.id) {
+                        guard begin(next, from: 0, replacing: false) else { return }
+                    } else {
+                        endQueue()
+                    }
+                    continue
+                }
+            }
+            // Write what fits; come back for commands at least every few milliseconds.
+            let n = ring.write(current.pending, frameSize: conv.deviceChannels)
+            current.pending = UnsafeBufferPointer(rebasing: current.pending[n...])
+            decoding = current
+            if outputIdle.load(ordering: .relaxed) { outputWakeup.post() }
+            if current.pending.count > 0 { decoderWakeup.wait(milliseconds: 5) }
+        }
     }
 
     /// Writes all of `samples` into the ring, waiting while it is full; false when stopped.
@@ -248,8 +487,7 @@ public final class PlaybackEngine: @unchecked Sendable {
             base += n
             if remaining > 0 {
                 if stopRequested.load(ordering: .relaxed) { return false }
-                // The ring holds seconds; a few milliseconds' nap costs nothing.
-                sleepMilliseconds(10)
+                sleepMilliseconds(5)
             }
         }
         return true
@@ -262,79 +500,136 @@ public final class PlaybackEngine: @unchecked Sendable {
         return Int32(max(1000, 4 * format.bufferFrames * 1000 / max(1, format.sampleRate)))
     }
 
-    private func runOutput(_ initial: consuming PCMDevice) {
+    private func setDeviceState(_ state: DeviceStatus.State) {
+        let index = [DeviceStatus.State.closed, .open, .lost, .unavailable].firstIndex(of: state)!
+        deviceState.store(index, ordering: .relaxed)
+    }
+
+    private func runOutput() {
         realtimeErrno.store(requestRealtimePriority(options.realtimePriority), ordering: .relaxed)
 
-        var format = initial.format
-        var device: PCMDevice? = consume initial
-        var request = Self.request(for: tracks[0].format, options)
-        var periodBuffer = UnsafeMutableRawPointer.allocate(byteCount: format.periodFrames * format.bytesPerFrame, alignment: 16)
-        var periodBytes = format.periodFrames * format.bytesPerFrame
+        var device: PCMDevice?
+        var request: OutputRequest?  // what the device should be opened as
+        var format: DeviceFormat?
+        var periodBytes = options.periodFrames * 8 * 4
+        var periodBuffer = UnsafeMutableRawPointer.allocate(byteCount: periodBytes, alignment: 16)
         defer { periodBuffer.deallocate() }
         lockMemory(periodBuffer, periodBytes)
 
         var pending = 0  // frames rendered into periodBuffer, not yet accepted by ALSA
         var offset = 0
         var lost = false  // the device went away (as opposed to being closed for a new format)
+        var everOpened = false
+        var paused = true  // faded out and idle (also before anything plays)
 
-        func adopt(_ newDevice: PCMDevice) {
-            format = newDevice.format
-            if format.periodFrames * format.bytesPerFrame > periodBytes {
+        func adopt(_ opened: PCMDevice) {
+            let f = opened.format
+            if f.periodFrames * f.bytesPerFrame > periodBytes {
                 periodBuffer.deallocate()
-                periodBytes = format.periodFrames * format.bytesPerFrame
+                periodBytes = f.periodFrames * f.bytesPerFrame
                 periodBuffer = .allocate(byteCount: periodBytes, alignment: 16)
                 lockMemory(periodBuffer, periodBytes)
             }
-            mixer.configure(format: format, maxFrames: format.periodFrames)
-            currentFormat.withLock { $0 = format }
-            deviceRate.store(format.sampleRate, ordering: .relaxed)
-            deviceChannels.store(format.channels, ordering: .relaxed)
+            mixer.configure(format: f, maxFrames: f.periodFrames)
+            format = f
+            currentFormat.withLock { $0 = f }
+            deviceRate.store(f.sampleRate, ordering: .relaxed)
+            deviceChannels.store(f.channels, ordering: .relaxed)
+            setDeviceState(.open)
+        }
+
+        func nap(_ ms: Int) {
+            var slept = 0
+            while slept < ms && !stopRequested.load(ordering: .relaxed) {
+                sleepMilliseconds(min(50, ms - slept))
+                slept += 50
+            }
         }
 
         while !stopRequested.load(ordering: .relaxed) {
-            guard let dev = device else {
-                // Lost, or closed for a new format: open (again), napping between attempts.
-                if let opened = try? PCMDevice(name: options.device, request: request) {
+            // A cut: a seek or skip (drop what is queued) or a track boundary (play it out),
+            // perhaps with a new format (reconfigure). Taken even while paused.
+            if let cut = ring.reachedCut, pending == 0 || !cut.playsOut {
+                if !cut.playsOut {
+                    // What is queued is abandoned; the new item starts bit-exact at once.
+                    pending = 0
+                    device?.drop()
+                }
+                if let next = cut.format, next != request?.stream {
+                    if let dev = device, cut.playsOut {
+                        dev.drain(timeoutMilliseconds: 1000 + dev.format.bufferFrames * 1000 / dev.format.sampleRate)
+                    }
+                    device = nil
+                    request = OutputRequest(stream: next, periodFrames: options.periodFrames, bufferFrames: options.bufferFrames)
+                    setDeviceState(.closed)
+                }
+                // The decoder converts to the device's rate and channels: a cut with a format
+                // is taken only once the device is open and they are known.
+                if cut.format == nil || device != nil {
+                    ring.takeCut()
+                    continue
+                }
+            }
+
+            if device == nil, let wanted = request {
+                do {
+                    let opened = try PCMDevice(name: options.device, request: wanted)
                     adopt(opened)
                     device = opened
+                    everOpened = true
                     if lost {
                         lost = false
                         reopenCount.add(1, ordering: .relaxed)
                     }
-                    // The decoder converts to the device's rate and channels: it may go on
-                    // only once they are known.
-                    if ring.reachedSegmentChange != nil { ring.takeSegmentChange() }
-                } else {
-                    var slept = 0
-                    while slept < options.reopenIntervalMilliseconds && !stopRequested.load(ordering: .relaxed) {
-                        sleepMilliseconds(min(50, options.reopenIntervalMilliseconds - slept))
-                        slept += 50
+                } catch {
+                    if !everOpened {
+                        lastOpenError.withLock { $0 = error }
+                        openFailures.add(1, ordering: .relaxed)
+                        setDeviceState(.unavailable)
                     }
+                    nap(options.reopenIntervalMilliseconds)
                 }
                 continue
             }
+
+            let pauseWanted = pauseRequested.load(ordering: .acquiring)
+            playerInput.gain = pauseWanted ? 0 : Float(bitPattern: volumeBits.load(ordering: .relaxed))
             if pending == 0 {
-                if let next = ring.reachedSegmentChange {
-                    // Track boundary with a new format: play out, close, reopen for it.
-                    dev.drain(timeoutMilliseconds: 1000 + format.bufferFrames * 1000 / format.sampleRate)
-                    device = nil
-                    request = Self.request(for: next, options)
+                // Paused (once faded out), or at the end of the queue: the device idles.
+                let atEnd = ring.readableSamples == 0 && ring.samplesRead >= queueEnd.load(ordering: .acquiring)
+                if (pauseWanted && (paused || mixer.isSilent(playerInput))) || atEnd {
+                    if !paused {
+                        if pauseWanted { device?.drop() } else if let dev = device {
+                            dev.drain(timeoutMilliseconds: 1000 + dev.format.bufferFrames * 1000 / dev.format.sampleRate)
+                        }
+                        paused = true
+                    }
+                    outputIdle.store(true, ordering: .releasing)
+                    outputWakeup.wait(milliseconds: 100)
                     continue
                 }
-                if ring.isDrained {
-                    dev.drain(timeoutMilliseconds: 1000 + format.bufferFrames * 1000 / format.sampleRate)
-                    break
-                }
-                // ── Render path (see Mixer.render) ──
-                pending = mixer.render(into: periodBuffer, frames: format.periodFrames)
-                offset = 0
-                if pending == 0 {
-                    // The decoder is behind (start-up, or a slow disk): wait for it.
-                    sleepMilliseconds(1)
+                if ring.readableSamples == 0 {
+                    // The decoder is behind (start-up, a seek, a slow disk): wait for it.
+                    outputWakeup.wait(milliseconds: 1)
                     continue
                 }
             }
-            switch dev.write(periodBuffer + offset * format.bytesPerFrame, count: pending, timeoutMilliseconds: stallTimeout(format)) {
+            guard let dev = device, let f = format else {
+                outputWakeup.wait(milliseconds: 10)
+                continue
+            }
+            if paused {
+                paused = false
+                outputIdle.store(false, ordering: .releasing)
+            }
+
+            if pending == 0 {
+                // ── Render path (see Mixer.render) ──
+                pending = mixer.render(into: periodBuffer, frames: f.periodFrames)
+                offset = 0
+                if pending == 0 { continue }
+            }
+            switch dev.write(periodBuffer + offset * f.bytesPerFrame, count: pending, timeoutMilliseconds: stallTimeout(f)) {
             case .wrote(let n):
                 pending -= n
                 offset += n
@@ -347,11 +642,13 @@ public final class PlaybackEngine: @unchecked Sendable {
                 device = nil
                 lost = true
                 lossCount.add(1, ordering: .relaxed)
+                setDeviceState(.lost)
             }
             // ── Render path ends ──
         }
-        if stopRequested.load(ordering: .relaxed) { device?.drop() }
+        device?.drop()
         device = nil
+        setDeviceState(.closed)
         outputFinished.store(true, ordering: .releasing)
     }
 
@@ -361,7 +658,3 @@ public final class PlaybackEngine: @unchecked Sendable {
         if memlockErrno.load(ordering: .relaxed) <= 0 { memlockErrno.store(error, ordering: .relaxed) }
     }
 }
-
-#if canImport(Glibc)
-import Glibc
-#endif

@@ -68,3 +68,27 @@ private func nameCurrentThread(_ name: String) {
     _ = bytes.withUnsafeBytes { write(fd, $0.baseAddress, $0.count) }
     close(fd)
 }
+
+/// Wakes a thread that waits for work, without a lock: a POSIX semaphore. Posts coalesce; a
+/// waiter returns at the latest after its timeout.
+final class Wakeup: @unchecked Sendable {
+    private var semaphore = sem_t()
+
+    init() { sem_init(&semaphore, 0, 0) }
+    deinit { sem_destroy(&semaphore) }
+
+    func post() {
+        var value: Int32 = 0
+        sem_getvalue(&semaphore, &value)
+        if value == 0 { sem_post(&semaphore) }
+    }
+
+    func wait(milliseconds: Int) {
+        var deadline = timespec()
+        clock_gettime(CLOCK_REALTIME, &deadline)
+        let nanos = Int(deadline.tv_nsec) + (milliseconds % 1000) * 1_000_000
+        deadline.tv_sec += milliseconds / 1000 + nanos / 1_000_000_000
+        deadline.tv_nsec = nanos % 1_000_000_000
+        while sem_timedwait(&semaphore, &deadline) != 0 && errno == EINTR {}
+    }
+}

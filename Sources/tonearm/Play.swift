@@ -87,9 +87,8 @@ struct Play: ParsableCommand {
                 throw ExitCode(1)
             }
         }
-        let startFrame = Int((start * Double(tracks[0].format.sampleRate)).rounded())
-        if let total = tracks[0].totalFrames, startFrame > total {
-            printError("tonearm: \(tracks[0].path): --start \(start) is past the end (\(fixed(tracks[0].duration ?? 0, 3)) s)")
+        if let duration = tracks[0].duration, start > duration {
+            printError("tonearm: \(tracks[0].path): --start \(fixed(start, 3)) is past the end (\(fixed(duration, 3)) s)")
             throw ExitCode(1)
         }
 
@@ -100,6 +99,8 @@ struct Play: ParsableCommand {
         options.readAheadSeconds = readAhead
         options.reopenIntervalMilliseconds = reopenInterval
         options.stallTimeoutMilliseconds = stallTimeout
+        // Room for the most demanding file, resampled to 48 kHz or played at its own rate.
+        options.readAheadSamplesPerSecond = tracks.map { max($0.format.sampleRate, 48000) * max($0.format.channels, 2) }.max()!
         if let mixerControl {
             do {
                 try MixerControl(card: mixerCard, name: mixerControl).setVolume(percent: volume)
@@ -111,30 +112,29 @@ struct Play: ParsableCommand {
             options.volumePercent = volume
         }
 
-        let engine: PlaybackEngine
-        do {
-            engine = try PlaybackEngine(tracks: tracks, startFrame: startFrame, options: options)
-        } catch {
-            printError("tonearm: \(error)")
-            throw ExitCode(1)
-        }
+        // The queue is the command line: each file is followed by the next.
+        let items = tracks.enumerated().map { EngineItem(id: $0.offset, path: $0.element.path) }
+        let engine = PlaybackEngine(options: options) { id in id + 1 < items.count ? items[id + 1] : nil }
 
         signal(SIGINT) { _ in interrupted.store(true, ordering: .relaxed) }
         signal(SIGTERM) { _ in interrupted.store(true, ordering: .relaxed) }
 
         let began = monotonicSeconds()
         engine.start()
+        engine.play(items[0], from: start)
         var failures = 0
+        var deviceError: String?
         var finished = false
-        while !finished {
-            if interrupted.load(ordering: .relaxed) { engine.stop() }
+        while !finished && deviceError == nil && !interrupted.load(ordering: .relaxed) {
             for event in engine.nextEvents() {
                 switch event {
-                case .trackStarted(let start):
+                case .itemStarted(let start):
                     if !quiet { printError(statusLine(start, of: tracks.count)) }
-                case .fileFailed(let error):
+                case .itemFailed(_, let error):
                     printError("tonearm: \(error)")
                     failures += 1
+                case .deviceUnavailable(let error):
+                    deviceError = error.description
                 case .realtimeRefused(let why):
                     logger.notice("output thread runs without SCHED_FIFO: \(why) (grant rtprio, e.g. LimitRTPRIO in the service unit)")
                 case .memoryLockRefused(let why):
@@ -143,13 +143,17 @@ struct Play: ParsableCommand {
                     logger.warning("ALSA PCM '\(name)' stopped responding; reopening every \(reopenInterval) ms")
                 case .deviceReopened(let format):
                     logger.notice("ALSA PCM '\(device)' is back (\(format)); continuing")
-                case .finished:
+                case .endOfQueue:
                     finished = true
                 }
             }
             if !finished { usleep(20_000) }
         }
-        engine.join()
+        engine.shutdown()
+        if let deviceError {
+            printError("tonearm: \(deviceError)")
+            throw ExitCode(1)
+        }
         if interrupted.load(ordering: .relaxed) { throw ExitCode(130) }
         if !quiet {
             let seconds = monotonicSeconds() - began
@@ -158,10 +162,10 @@ struct Play: ParsableCommand {
         if failures > 0 { throw ExitCode(1) }
     }
 
-    func statusLine(_ start: TrackStart, of count: Int) -> String {
+    func statusLine(_ start: ItemStart, of count: Int) -> String {
         let info = start.info
         let device = start.device
-        var line = "[\(start.index + 1)/\(count)] "
+        var line = "[\(start.itemID + 1)/\(count)] "
         line += info.title ?? basename(info.path)
         if let artist = info.artist { line += " — \(artist)" }
         if let album = info.album { line += " · \(album)" }

@@ -57,35 +57,31 @@ struct Tonearmd: ParsableCommand {
             options.device = device
             options.periodFrames = periodFrames
             options.bufferFrames = bufferFrames
-            let engine: PlaybackEngine
-            do {
-                engine = try PlaybackEngine(tracks: tracks, options: options)
-            } catch {
-                logger.critical("\(error)")
-                throw ExitCode(1)
-            }
+            let items = tracks.enumerated().map { EngineItem(id: $0.offset, path: $0.element.path) }
+            let engine = PlaybackEngine(options: options) { id in id + 1 < items.count ? items[id + 1] : nil }
             engine.start()
+            engine.play(items[0])
             var done = false
-            while !done {
-                if shutdownRequested.load(ordering: .relaxed) { engine.stop() }
+            while !done && !shutdownRequested.load(ordering: .relaxed) {
                 for event in engine.nextEvents() {
                     switch event {
-                    case .trackStarted(let start):
+                    case .itemStarted(let start):
                         logger.info("now playing", metadata: [
                             "title": "\(start.info.title ?? start.info.path)", "artist": "\(start.info.artist ?? "")",
                             "device": "\(start.device)",
                         ])
-                    case .fileFailed(let error): logger.error("\(error)")
+                    case .itemFailed(_, let error): logger.error("\(error)")
+                    case .deviceUnavailable(let error): logger.error("\(error); retrying")
                     case .realtimeRefused(let why): logger.notice("output thread runs without SCHED_FIFO: \(why)")
                     case .memoryLockRefused(let why): logger.notice("audio buffers are not locked in memory: \(why)")
                     case .deviceLost(let name): logger.warning("ALSA PCM '\(name)' lost; reopening")
                     case .deviceReopened(let format): logger.notice("ALSA PCM back: \(format)")
-                    case .finished: done = true
+                    case .endOfQueue: done = true
                     }
                 }
                 if !done { usleep(20_000) }
             }
-            engine.join()
+            engine.shutdown()
         }
         while stay && !shutdownRequested.load(ordering: .relaxed) { usleep(100_000) }
         logger.info("tonearmd stopped")

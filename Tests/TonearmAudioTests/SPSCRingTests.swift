@@ -1,3 +1,4 @@
+import Synchronization
 import TonearmAudio
 import XCTest
 
@@ -37,44 +38,79 @@ final class SPSCRingTests: XCTestCase {
         XCTAssertEqual(samples.withUnsafeBufferPointer { ring.write($0, frameSize: 2) }, 0)
     }
 
-    func testSegmentChangeStopsTheReaderAtTheMark() {
-        let ring = SPSCRing(capacity: 64)
-        let first = [Int32](repeating: 1, count: 10)
-        let second = [Int32](repeating: 2, count: 6)
-        _ = first.withUnsafeBufferPointer { ring.write($0) }
-        let next = StreamFormat(sampleRate: 48000, channels: 3, bitsPerSample: 24)
-        let generation = ring.endSegment(with: next)
-        _ = second.withUnsafeBufferPointer { ring.write($0) }
-        XCTAssertFalse(ring.segmentTaken(generation))
-        XCTAssertNil(ring.reachedSegmentChange)
-
-        var out = [Int32](repeating: 0, count: 64)
-        let n = out.withUnsafeMutableBufferPointer { ring.read(into: $0.baseAddress!, count: 64) }
-        XCTAssertEqual(n, 10, "the reader must not cross the segment end")
-        XCTAssertEqual(ring.reachedSegmentChange, next)
-        ring.takeSegmentChange()
-        XCTAssertTrue(ring.segmentTaken(generation))
-        XCTAssertNil(ring.reachedSegmentChange)
-        let m = out.withUnsafeMutableBufferPointer { ring.read(into: $0.baseAddress!, count: 64) }
-        XCTAssertEqual(m, 6)
-        XCTAssertEqual(Array(out[0..<6]), second)
+    private func write(_ ring: SPSCRing, _ value: Int32, count: Int) {
+        _ = [Int32](repeating: value, count: count).withUnsafeBufferPointer { ring.write($0) }
     }
 
-    func testDrainedOnlyAfterFinishAndLastRead() {
-        let ring = SPSCRing(capacity: 4)
-        _ = [Int32](repeating: 5, count: 2).withUnsafeBufferPointer { ring.write($0) }
-        XCTAssertFalse(ring.isDrained)
-        ring.finish()
-        XCTAssertFalse(ring.isDrained)
-        var out = [Int32](repeating: 0, count: 4)
-        _ = out.withUnsafeMutableBufferPointer { ring.read(into: $0.baseAddress!, count: 4) }
-        XCTAssertTrue(ring.isDrained)
+    private func readAll(_ ring: SPSCRing) -> [Int32] {
+        var out = [Int32](repeating: 0, count: ring.capacity)
+        let n = out.withUnsafeMutableBufferPointer { ring.read(into: $0.baseAddress!, count: ring.capacity) }
+        return Array(out[0..<n])
+    }
+
+    func testACutAtTheEndPlaysOutWhatCameBefore() {
+        let ring = SPSCRing(capacity: 64)
+        write(ring, 1, count: 10)
+        let next = StreamFormat(sampleRate: 48000, channels: 3, bitsPerSample: 24)
+        let generation = ring.cutAtEnd(format: next)
+        write(ring, 2, count: 6)
+        XCTAssertFalse(ring.cutTaken(generation))
+        XCTAssertNil(ring.reachedCut)
+        XCTAssertEqual(readAll(ring), [Int32](repeating: 1, count: 10), "the reader must not cross the cut")
+        XCTAssertEqual(ring.reachedCut, SPSCRing.Cut(format: next, playsOut: true))
+        ring.takeCut()
+        XCTAssertTrue(ring.cutTaken(generation))
+        XCTAssertNil(ring.reachedCut)
+        XCTAssertEqual(readAll(ring), [Int32](repeating: 2, count: 6))
+    }
+
+    func testACutNowAbandonsWhatWasReadAhead() {
+        let ring = SPSCRing(capacity: 64)
+        write(ring, 1, count: 40)
+        XCTAssertEqual(readAll(ring).count, 40)
+        write(ring, 1, count: 20)  // read ahead, never to be heard
+        let generation = ring.cutNow(format: nil)
+        write(ring, 3, count: 8)
+        XCTAssertEqual(ring.readableSamples, 0)
+        XCTAssertEqual(ring.reachedCut, SPSCRing.Cut(format: nil, playsOut: false))
+        ring.takeCut()
+        XCTAssertTrue(ring.cutTaken(generation))
+        XCTAssertEqual(readAll(ring), [Int32](repeating: 3, count: 8))
+        XCTAssertTrue(ring.isEmpty)
+    }
+
+    /// Replacing the next track: the cut sits where it begins; what precedes it still plays.
+    func testACutInsideTheWrittenSamplesReplacesWhatFollowsIt() {
+        let ring = SPSCRing(capacity: 64)
+        write(ring, 1, count: 10)
+        let nextTrackStart = ring.samplesWritten
+        write(ring, 2, count: 10)
+        _ = ring.cut(at: nextTrackStart, format: nil, playsOut: true)
+        write(ring, 4, count: 5)
+        XCTAssertEqual(readAll(ring), [Int32](repeating: 1, count: 10))
+        XCTAssertNotNil(ring.reachedCut)
+        ring.takeCut()
+        XCTAssertEqual(readAll(ring), [Int32](repeating: 4, count: 5))
+    }
+
+    /// The reader already passed the cut point: it stops at once and skips ahead.
+    func testACutBehindTheReaderTakesEffectAtOnce() {
+        let ring = SPSCRing(capacity: 64)
+        write(ring, 1, count: 10)
+        XCTAssertEqual(readAll(ring).count, 10)
+        _ = ring.cut(at: 4, format: nil, playsOut: true)
+        write(ring, 5, count: 3)
+        XCTAssertEqual(ring.readableSamples, 0)
+        XCTAssertNotNil(ring.reachedCut)
+        ring.takeCut()
+        XCTAssertEqual(readAll(ring), [5, 5, 5])
     }
 
     /// A producer and a consumer thread hand over a million samples; every one arrives once,
     /// in order.
     func testConcurrentProducerAndConsumerLoseNothing() {
         let ring = SPSCRing(capacity: 1000)
+        let done = Atomic<Bool>(false)
         let total = 1_000_000
         let producer = Thread {
             var chunk = [Int32](repeating: 0, count: 333)
@@ -90,13 +126,13 @@ final class SPSCRingTests: XCTestCase {
                 }
                 next += n
             }
-            ring.finish()
+            done.store(true, ordering: .releasing)
         }
         producer.start()
         var received = 0
         var mismatches = 0
         var out = [Int32](repeating: 0, count: 257)
-        while !ring.isDrained {
+        while !(done.load(ordering: .acquiring) && ring.isEmpty) {
             let n = out.withUnsafeMutableBufferPointer { ring.read(into: $0.baseAddress!, count: 257) }
             for i in 0..<n where out[i] != Int32(truncatingIfNeeded: received + i) { mismatches += 1 }
             received += n
