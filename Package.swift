@@ -44,6 +44,8 @@ let package = Package(
         .target(name: "TonearmPlayer"),
         // The control socket: a Unix-domain JSON-lines server and client.
         .target(name: "TonearmControl", dependencies: ["TonearmJSON"]),
+        // Board profiles: a TOML reader and the daemon's typed configuration.
+        .target(name: "TonearmConfig"),
         // Music on disk: directory scans in album order, confinement to the music directory,
         // cover files; and the player state that survives power loss.
         .target(name: "TonearmLibrary", dependencies: ["TonearmFLAC", "TonearmJSON"]),
@@ -74,6 +76,7 @@ let package = Package(
         .testTarget(name: "TonearmGPIOTests", dependencies: ["TonearmGPIO"]),
         .testTarget(name: "TonearmJSONTests", dependencies: ["TonearmJSON"]),
         .testTarget(name: "TonearmPlayerTests", dependencies: ["TonearmPlayer"]),
+        .testTarget(name: "TonearmConfigTests", dependencies: ["TonearmConfig"]),
         .testTarget(name: "TonearmControlTests", dependencies: ["TonearmControl", "TonearmJSON"]),
         .testTarget(name: "TonearmLibraryTests", dependencies: ["TonearmLibrary", "TestSupport"]),
         .testTarget(name: "TonearmIntegrationTests", dependencies: ["TestSupport"]),
