@@ -1,0 +1,43 @@
+/// Why a path cannot be played, a cover cannot be read or the player state cannot be kept.
+/// The description is one line that names the path and the cause.
+public enum LibraryError: Error, CustomStringConvertible, Sendable, Equatable {
+    /// Nothing exists at the path (as the caller gave it).
+    case notFound(String)
+    /// The path, as given, resolves (through `..` and symbolic links) to `resolvedPath`,
+    /// which is not inside `musicDirectory`.
+    case outsideMusicDirectory(String, resolvedPath: String, musicDirectory: String)
+    /// The music directory itself is missing or unusable.
+    case musicDirectoryUnavailable(String, cause: String)
+    /// An explicitly named file that is not a playable FLAC file (or not a file at all).
+    case notPlayable(String, cause: String)
+    /// A system call on the path failed for another reason (permissions, I/O).
+    case cannotAccess(String, cause: String)
+    /// A cover cannot be loaded, or no longer matches what the scan saw.
+    case artworkUnavailable(String, cause: String)
+    /// The state directory cannot be created or used.
+    case stateDirectoryUnavailable(String, cause: String)
+    /// The player state cannot be written (or the record is not valid).
+    case cannotSaveState(String, cause: String)
+
+    public var description: String {
+        switch self {
+        case .notFound(let path):
+            return "'\(path)': no such file or directory"
+        case .outsideMusicDirectory(let path, let resolved, let root):
+            let via = resolved == path ? "" : " (it resolves to \(resolved))"
+            return "'\(path)' is outside the music directory \(root)\(via)"
+        case .musicDirectoryUnavailable(let path, let cause):
+            return "music directory '\(path)' is unusable: \(cause)"
+        case .notPlayable(let path, let cause):
+            return "'\(path)' cannot be played: \(cause)"
+        case .cannotAccess(let path, let cause):
+            return "'\(path)': \(cause)"
+        case .artworkUnavailable(let path, let cause):
+            return "cover from '\(path)' is unavailable: \(cause)"
+        case .stateDirectoryUnavailable(let path, let cause):
+            return "state directory '\(path)' is unusable: \(cause)"
+        case .cannotSaveState(let path, let cause):
+            return "cannot save the player state to '\(path)': \(cause)"
+        }
+    }
+}
