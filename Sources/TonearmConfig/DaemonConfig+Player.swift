@@ -1,0 +1,53 @@
+extension DaemonConfig {
+    /// `[player]`: the built-in player's session and remote commands.
+    public struct Player: Sendable, Equatable {
+        /// The audio-session categories of the seeds (AVAudioSession.Category).
+        public enum Category: String, Sendable, CaseIterable, ConfigChoice {
+            case ambient, soloAmbient, playback, record, playAndRecord, multiRoute
+        }
+
+        /// The audio-session modes (AVAudioSession.Mode).
+        public enum Mode: String, Sendable, CaseIterable, ConfigChoice {
+            case `default`, gameChat, measurement, moviePlayback, spokenAudio, videoChat, videoRecording, voiceChat, voicePrompt
+        }
+
+        /// `skip_forward_seconds`: the skipForward command's interval.
+        public var skipForwardSeconds = 15.0
+        /// `skip_backward_seconds`: the skipBackward command's interval.
+        public var skipBackwardSeconds = 15.0
+        /// `previous_restarts_after_seconds`: past this point in a track, previousTrack goes back
+        /// to its start instead of to the track before.
+        public var previousRestartsAfterSeconds = 3.0
+        /// `volume`: percent, used when there is no saved state.
+        public var volume = 100.0
+        /// `category`
+        public var category = Category.playback
+        /// `mode`
+        public var mode = Mode.default
+
+        public static let volumeRange = 0.0...100.0
+
+        public init() {}
+    }
+}
+
+extension DaemonConfig.Player: ConfigSection {
+    static let tableName = "player"
+
+    mutating func read(from table: inout ConfigTableReader) throws(ConfigError) {
+        try table.read("skip_forward_seconds", into: &skipForwardSeconds)
+        try table.read("skip_backward_seconds", into: &skipBackwardSeconds)
+        try table.read("previous_restarts_after_seconds", into: &previousRestartsAfterSeconds)
+        try table.read("volume", into: &volume)
+        try table.read("category", into: &category)
+        try table.read("mode", into: &mode)
+    }
+
+    func validate(_ check: ConfigCheck) throws(ConfigError) {
+        try check.positive("skip_forward_seconds", skipForwardSeconds)
+        try check.positive("skip_backward_seconds", skipBackwardSeconds)
+        // 0: previousTrack always restarts the track; inf: it never does.
+        try check.atLeast("previous_restarts_after_seconds", previousRestartsAfterSeconds, 0)
+        try check.range("volume", volume, Self.volumeRange)
+    }
+}

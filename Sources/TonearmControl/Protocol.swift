@@ -1,0 +1,86 @@
+/// The control protocol spoken on tonearmd's Unix socket (`ControlServer`, `ControlClient`).
+///
+/// (This text lives in a Swift file rather than a Markdown one because SwiftPM warns about
+/// files in a target that it does not build.)
+///
+/// ## Framing
+///
+/// JSON lines: each message is one JSON text (RFC 8259, UTF-8, parsed strictly: no comments,
+/// trailing commas, NaN or duplicate keys) followed by `\n`. A `\r` before the `\n` is
+/// ignored, and so are blank lines. A line longer than `maxLineBytes` (64 KiB by default) is
+/// refused with `lineTooLong` and discarded up to the next newline. Try it by hand:
+///
+///     socat - UNIX-CONNECT:/run/tonearm/control.sock
+///     {"id":1,"command":"status"}
+///
+/// ## Requests and responses
+///
+/// A request is an object with `"command"` (a string), an optional `"id"` (any scalar: string,
+/// number, boolean or null; echoed back, null when absent) and the command's arguments as
+/// further keys:
+///
+///     {"id":7,"command":"seek","seconds":42.5}
+///
+/// `id` and `command` are therefore never argument names (a key may appear only once in an
+/// object): an argument naming a queue item is `"item"`, not `"id"`.
+///
+/// Every request gets exactly one response line, with its id:
+///
+///     {"id":7,"ok":true,"result":{…}}
+///     {"id":7,"ok":false,"error":{"code":"badArgument","message":"'seconds' must be a number"}}
+///
+/// Responses come as the daemon completes them, not necessarily in request order: match them
+/// by id. A request the daemon drops without answering gets `internal`, so no client waits
+/// forever.
+///
+/// ## Error codes
+///
+/// Answered by the server itself, the connection staying open (the id is null when the line
+/// could not be read as an object):
+///
+/// - `malformed`: the line is not JSON, or not UTF-8; the message is the parser's
+///   ("invalid JSON: expected ',' or '}' at byte 17, found ']'").
+/// - `badRequest`: not an object, no string `command`, or an `id` that is an array or object.
+/// - `lineTooLong`: the line is over `maxLineBytes`.
+///
+/// Answered by the daemon's command handler:
+///
+/// - `unknownCommand`: no such command.
+/// - `badArgument`: an argument is missing or of the wrong type, or a topic is unknown.
+/// - `internal`: the daemon failed, or dropped the request.
+///
+/// And once, before the server closes the connection:
+///
+/// - `tooManyClients`: `maxClients` (32) are already connected. The line has no id:
+///   `{"ok":false,"error":{"code":"tooManyClients","message":"…"}}`.
+///
+/// ## Events
+///
+/// `subscribe` and `unsubscribe` are handled by the server:
+///
+///     {"id":1,"command":"subscribe","topics":["nowPlaying","state"]}
+///     {"id":1,"ok":true,"result":{"topics":["nowPlaying","state"]}}
+///
+/// Without `"topics"` they apply to every topic the daemon has; an unknown topic is a
+/// `badArgument` and changes nothing. The result lists what the client is subscribed to
+/// afterwards. From the subscribe response on, each event of a subscribed topic arrives as
+///
+///     {"event":"nowPlaying","data":{…}}
+///
+/// interleaved with responses. Event lines never have `"id"`, responses always do.
+///
+/// ## Slow clients
+///
+/// The server never waits for a client. Output a client has not read yet is buffered, up to
+/// `maxPendingOutputBytes` (1 MiB); a client over that (it stopped reading) is disconnected.
+/// A client may half-close its side after its last request (`shutdown(SHUT_WR)`, as `socat`
+/// does at the end of its input): its responses are still sent before the server closes.
+public enum ControlErrorCode {
+    public static let malformed = "malformed"
+    public static let badRequest = "badRequest"
+    public static let lineTooLong = "lineTooLong"
+    public static let tooManyClients = "tooManyClients"
+    public static let unknownCommand = "unknownCommand"
+    public static let badArgument = "badArgument"
+    public static let `internal` = "internal"
+}

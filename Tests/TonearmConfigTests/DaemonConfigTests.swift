@@ -1,0 +1,367 @@
+import Foundation
+@testable import TonearmConfig
+import XCTest
+
+final class DaemonConfigTests: XCTestCase {
+    static let fullProfile = #"""
+        # HiFiBerry DAC+ on a Raspberry Pi 4, in a car.
+        [board]
+        name = "car-pi"
+        description = "Pi 4 + HiFiBerry DAC+ Pro, steering-wheel keys"
+
+        [output]
+        device = "hw:CARD=sndrpihifiberry"
+        period_frames = 512
+        buffer_frames = 2_048
+        mixer_control = "Digital"
+        mixer_card = "hw:0"
+        reopen_interval_ms = 250
+        read_ahead_seconds = 4.5
+
+        [daemon]
+        socket = "/run/tonearm/control.sock"
+        state_dir = "/var/lib/tonearm"
+        music_dir = '/media/usb/Music'
+        resume = "playing"
+        save_interval_seconds = 10
+
+        [player]
+        skip_forward_seconds = 30
+        skip_backward_seconds = 7.5
+        previous_restarts_after_seconds = 5
+        volume = 80
+        category = "playback"
+        mode = "spokenAudio"
+        """#
+
+    func parse(_ text: String, fileName: String? = nil, file: StaticString = #filePath, line: UInt = #line) -> DaemonConfig {
+        do {
+            return try DaemonConfig.parse(text, fileName: fileName)
+        } catch {
+            XCTFail("refused: \(error)", file: file, line: line)
+            return DaemonConfig()
+        }
+    }
+
+    func refusal(_ text: String, fileName: String? = nil, file: StaticString = #filePath, line: UInt = #line) -> ConfigError? {
+        do {
+            let config = try DaemonConfig.parse(text, fileName: fileName)
+            XCTFail("accepted: \(config)", file: file, line: line)
+            return nil
+        } catch {
+            return error
+        }
+    }
+
+    /// Refused with exactly `description` (no file name given) and `kind`.
+    func assertRefused(_ text: String, _ kind: ConfigError.Kind, _ description: String, file: StaticString = #filePath, line: UInt = #line) {
+        guard let error = refusal(text, file: file, line: line) else { return }
+        XCTAssertEqual(error.kind, kind, "\(error)", file: file, line: line)
+        XCTAssertEqual(error.description, description, file: file, line: line)
+    }
+
+    // MARK: Reading
+
+    func testDefaultsSuitARaspberryPi() throws {
+        let config = DaemonConfig()
+        XCTAssertEqual(config.output.device, "default")
+        XCTAssertEqual(config.output.periodFrames, 256)
+        XCTAssertEqual(config.output.bufferFrames, 1024)
+        XCTAssertNil(config.output.mixerControl)
+        XCTAssertEqual(config.output.mixerCard, "default")
+        XCTAssertEqual(config.output.reopenIntervalMilliseconds, 500)
+        XCTAssertEqual(config.output.readAheadSeconds, 2.0)
+        XCTAssertNil(config.daemon.socket)
+        XCTAssertNil(config.daemon.stateDirectory)
+        XCTAssertNil(config.daemon.musicDirectory)
+        XCTAssertEqual(config.daemon.resume, .paused)
+        XCTAssertEqual(config.daemon.saveIntervalSeconds, 5)
+        XCTAssertEqual(config.player.skipForwardSeconds, 15)
+        XCTAssertEqual(config.player.skipBackwardSeconds, 15)
+        XCTAssertEqual(config.player.previousRestartsAfterSeconds, 3)
+        XCTAssertEqual(config.player.volume, 100)
+        XCTAssertEqual(config.player.category, .playback)
+        XCTAssertEqual(config.player.mode, .default)
+        XCTAssertNil(config.board.name)
+        XCTAssertNil(config.board.description)
+        XCTAssertNoThrow(try config.validate())
+
+        XCTAssertEqual(parse(""), config)
+        XCTAssertEqual(parse("# nothing but a comment\n[output]\n[daemon]\n[player]\n[board]\n"), config)
+    }
+
+    func testFullProfile() throws {
+        let config = parse(Self.fullProfile)
+        var expected = DaemonConfig()
+        expected.board.name = "car-pi"
+        expected.board.description = "Pi 4 + HiFiBerry DAC+ Pro, steering-wheel keys"
+        expected.output.device = "hw:CARD=sndrpihifiberry"
+        expected.output.periodFrames = 512
+        expected.output.bufferFrames = 2048
+        expected.output.mixerControl = "Digital"
+        expected.output.mixerCard = "hw:0"
+        expected.output.reopenIntervalMilliseconds = 250
+        expected.output.readAheadSeconds = 4.5
+        expected.daemon.socket = "/run/tonearm/control.sock"
+        expected.daemon.stateDirectory = "/var/lib/tonearm"
+        expected.daemon.musicDirectory = "/media/usb/Music"
+        expected.daemon.resume = .playing
+        expected.daemon.saveIntervalSeconds = 10
+        expected.player.skipForwardSeconds = 30
+        expected.player.skipBackwardSeconds = 7.5
+        expected.player.previousRestartsAfterSeconds = 5
+        expected.player.volume = 80
+        expected.player.category = .playback
+        expected.player.mode = .spokenAudio
+        XCTAssertEqual(config, expected)
+        XCTAssertNoThrow(try config.validate())
+    }
+
+    func testDottedKeysAndInlineTablesWorkLikeSections() {
+        let config = parse("""
+            output.device = "hw:1"
+            player = { volume = 40, category = "ambient" }
+            """)
+        XCTAssertEqual(config.output.device, "hw:1")
+        XCTAssertEqual(config.player.volume, 40)
+        XCTAssertEqual(config.player.category, .ambient)
+    }
+
+    func testLoadReadsAFile() throws {
+        let path = FileManager.default.temporaryDirectory.appendingPathComponent("tonearm-\(UUID().uuidString).toml").path
+        try Data(Self.fullProfile.utf8).write(to: URL(fileURLWithPath: path))
+        defer { try? FileManager.default.removeItem(atPath: path) }
+        XCTAssertEqual(try DaemonConfig.load(path: path), parse(Self.fullProfile))
+
+        try Data("[output]\nperiod_frames = 8\n".utf8).write(to: URL(fileURLWithPath: path))
+        XCTAssertThrowsError(try DaemonConfig.load(path: path)) { error in
+            XCTAssertEqual("\(error)", "\(path):2: output.period_frames must be between 16 and 65536, not 8")
+        }
+    }
+
+    func testLoadOfAMissingFile() {
+        XCTAssertThrowsError(try DaemonConfig.load(path: "/etc/tonearm-missing/board.toml")) { error in
+            XCTAssertEqual("\(error)", "cannot read /etc/tonearm-missing/board.toml: No such file or directory")
+            XCTAssertEqual((error as? ConfigError)?.kind, .unreadable)
+            XCTAssertNil((error as? ConfigError)?.line)
+        }
+    }
+
+    // MARK: Unknown keys and tables
+
+    func testUnknownKeyNamesTheKeyTableAndLine() {
+        let text = "[output]\ndevice = \"hw:0\"\n\nperiodframes = 256\n"
+        let error = refusal(text, fileName: "board.toml")
+        XCTAssertEqual(error?.description, "board.toml:4: unknown key 'periodframes' in [output]")
+        XCTAssertEqual(error?.kind, .unknownKey)
+        XCTAssertEqual(error?.key, "output.periodframes")
+        XCTAssertEqual(error?.line, 4)
+        XCTAssertEqual(refusal(text)?.description, "unknown key 'periodframes' in [output] (line 4)")
+    }
+
+    func testUnknownTablesAndTopLevelKeys() {
+        assertRefused("[output]\n[outptu]\ndevice = \"x\"", .unknownTable, "unknown table [outptu] (line 2)")
+        assertRefused("[output.extra]\nx = 1", .unknownTable, "unknown table [output.extra] (line 1)")
+        assertRefused("[player]\nvolume = 50\nfoo.bar = 1", .unknownTable, "unknown table [player.foo] (line 3)")
+        assertRefused("\n\nvolume = 50", .unknownKey, "unknown key 'volume' (line 3)")
+        assertRefused("[[button]]\nline = 17", .unknownTable, "unknown table [[button]] (line 1)")
+        assertRefused("[daemon]\n\"music dir\" = \"/m\"", .unknownKey, "unknown key 'music dir' in [daemon] (line 2)")
+    }
+
+    // MARK: Types
+
+    func testWrongTypesNameTheKeyAndLine() {
+        let text = "[output]\n\n\n\n\n\nperiod_frames = \"256\"\n"
+        XCTAssertEqual(refusal(text)?.description, "output.period_frames must be an integer (line 7)")
+        XCTAssertEqual(refusal(text, fileName: "board.toml")?.description, "board.toml:7: output.period_frames must be an integer")
+        XCTAssertEqual(refusal(text)?.kind, .wrongType)
+
+        assertRefused("[output]\nperiod_frames = 256.0", .wrongType, "output.period_frames must be an integer (line 2)")
+        assertRefused("[output]\ndevice = 0", .wrongType, "output.device must be a string (line 2)")
+        assertRefused("[output]\nmixer_control = true", .wrongType, "output.mixer_control must be a string (line 2)")
+        assertRefused("[output]\nread_ahead_seconds = \"2\"", .wrongType, "output.read_ahead_seconds must be a number (line 2)")
+        assertRefused("[board]\nname = [\"a\"]", .wrongType, "board.name must be a string (line 2)")
+        assertRefused("output = 5", .wrongType, "output must be a table ([output]) (line 1)")
+        assertRefused("[[output]]", .wrongType, "output must be a table ([output]) (line 1)")
+    }
+
+    func testSecondsAcceptIntegersAndFloats() {
+        let config = parse("[output]\nread_ahead_seconds = 3\n[player]\nskip_forward_seconds = 2.5\n")
+        XCTAssertEqual(config.output.readAheadSeconds, 3.0)
+        XCTAssertEqual(config.player.skipForwardSeconds, 2.5)
+    }
+
+    // MARK: Ranges
+
+    func testOutOfRangeValues() {
+        for (text, description) in [
+            ("[output]\nperiod_frames = 8", "output.period_frames must be between 16 and 65536, not 8 (line 2)"),
+            ("[output]\nperiod_frames = 65537\nbuffer_frames = 200000", "output.period_frames must be between 16 and 65536, not 65537 (line 2)"),
+            ("[output]\nperiod_frames = 256\nbuffer_frames = 300", "output.buffer_frames must be at least two periods (512 frames), not 300 (line 3)"),
+            ("[output]\nreopen_interval_ms = 5", "output.reopen_interval_ms must be at least 10, not 5 (line 2)"),
+            ("[output]\nread_ahead_seconds = 0.05", "output.read_ahead_seconds must be between 0.1 and 60, not 0.05 (line 2)"),
+            ("[output]\nread_ahead_seconds = 61", "output.read_ahead_seconds must be between 0.1 and 60, not 61 (line 2)"),
+            ("[output]\nread_ahead_seconds = nan", "output.read_ahead_seconds must be between 0.1 and 60, not nan (line 2)"),
+            ("[daemon]\nsave_interval_seconds = 0", "daemon.save_interval_seconds must be between 1 and 3600, not 0 (line 2)"),
+            ("[daemon]\nsave_interval_seconds = 3601", "daemon.save_interval_seconds must be between 1 and 3600, not 3601 (line 2)"),
+            ("[player]\nvolume = -1", "player.volume must be between 0 and 100, not -1 (line 2)"),
+            ("[player]\nvolume = 100.5", "player.volume must be between 0 and 100, not 100.5 (line 2)"),
+            ("[player]\nskip_forward_seconds = 0", "player.skip_forward_seconds must be a number above 0, not 0 (line 2)"),
+            ("[player]\nskip_backward_seconds = -5", "player.skip_backward_seconds must be a number above 0, not -5 (line 2)"),
+            ("[player]\nskip_backward_seconds = inf", "player.skip_backward_seconds must be a number above 0, not inf (line 2)"),
+            ("[player]\nprevious_restarts_after_seconds = -1", "player.previous_restarts_after_seconds must be at least 0, not -1 (line 2)"),
+        ] {
+            guard let error = refusal(text) else { continue }
+            XCTAssertEqual(error.kind, .outOfRange, text)
+            XCTAssertEqual(error.description, description)
+        }
+        XCTAssertEqual(parse("[player]\nvolume = 0\nprevious_restarts_after_seconds = 0").player.volume, 0)
+        XCTAssertEqual(parse("[player]\nvolume = 62.5\nprevious_restarts_after_seconds = inf").player.volume, 62.5)
+        XCTAssertEqual(parse("[output]\nperiod_frames = 16\nbuffer_frames = 32").output.bufferFrames, 32)
+        XCTAssertEqual(parse("[output]\nperiod_frames = 65536\nbuffer_frames = 131072").output.periodFrames, 65536)
+    }
+
+    func testARuleBrokenByADefaultPointsAtTheTable() {
+        // buffer_frames keeps its default (1024), which is less than two 1024-frame periods.
+        assertRefused(
+            "\n[output]\nperiod_frames = 1024", .outOfRange,
+            "output.buffer_frames must be at least two periods (2048 frames), not 1024 (line 2)")
+    }
+
+    func testUnusableStrings() {
+        assertRefused("[output]\ndevice = \"\"", .invalidValue, "output.device must not be empty (line 2)")
+        assertRefused("[output]\nmixer_card = \"hw:\\u0000\"", .invalidValue, "output.mixer_card must not contain a NUL character (line 2)")
+        assertRefused("[daemon]\nmusic_dir = \"~/Music\"", .invalidValue, "daemon.music_dir starts with '~', which is not expanded; write the full path (line 2)")
+        assertRefused("[daemon]\nstate_dir = ''", .invalidValue, "daemon.state_dir must not be empty (line 2)")
+        let long = "/" + String(repeating: "s", count: 107)
+        assertRefused("[daemon]\nsocket = \"\(long)\"", .outOfRange, "daemon.socket is 108 bytes long; a Unix socket path has room for 107 (line 2)")
+        XCTAssertEqual(parse("[daemon]\nsocket = \"\(long.dropLast())\"").daemon.socket?.utf8.count, 107)
+        XCTAssertEqual(parse("[daemon]\nmusic_dir = \"music\"").daemon.musicDirectory, "music")
+    }
+
+    // MARK: Words
+
+    func testResumeValues() {
+        XCTAssertEqual(parse("[daemon]\nresume = \"paused\"").daemon.resume, .paused)
+        XCTAssertEqual(parse("[daemon]\nresume = \"playing\"").daemon.resume, .playing)
+        assertRefused("[daemon]\nresume = \"stopped\"", .wrongType, "daemon.resume must be 'paused' or 'playing', not 'stopped' (line 2)")
+        assertRefused("[daemon]\nresume = \"Playing\"", .wrongType, "daemon.resume must be 'paused' or 'playing', not 'Playing' (line 2)")
+        assertRefused("[daemon]\nresume = true", .wrongType, "daemon.resume must be 'paused' or 'playing' (line 2)")
+    }
+
+    func testCategoryValues() {
+        for category in ["ambient", "soloAmbient", "playback", "record", "playAndRecord", "multiRoute"] {
+            XCTAssertEqual(parse("[player]\ncategory = \"\(category)\"").player.category.rawValue, category)
+        }
+        assertRefused(
+            "[player]\ncategory = \"Playback\"", .wrongType,
+            "player.category must be one of 'ambient', 'soloAmbient', 'playback', 'record', 'playAndRecord', 'multiRoute', not 'Playback' (line 2)")
+    }
+
+    func testModeValues() {
+        for mode in DaemonConfig.Player.Mode.allCases {
+            XCTAssertEqual(parse("[player]\nmode = \"\(mode.rawValue)\"").player.mode, mode)
+        }
+        XCTAssertEqual(refusal("[player]\nmode = \"karaoke\"")?.kind, .wrongType)
+        XCTAssertEqual(refusal("[player]\nmode = \"karaoke\"")?.message.hasSuffix(", not 'karaoke'"), true)
+    }
+
+    // MARK: Syntax and overrides
+
+    func testTOMLErrorsKeepTheirPlace() {
+        let error = refusal("[output]\ndevice = hw:0\n", fileName: "board.toml")
+        XCTAssertEqual(error?.kind, .syntax)
+        XCTAssertEqual(error?.toml?.kind, .syntax)
+        XCTAssertEqual(error?.line, 2)
+        XCTAssertEqual(error?.column, 10)
+        XCTAssertEqual(error?.description, "board.toml:2:10: expected a value, found 'hw:0' (strings need quotes)")
+        XCTAssertEqual(refusal("[output]\n[output]")?.description, "table [output] is defined twice (first at line 1) (line 2, column 2)")
+    }
+
+    func testValidateChecksOverridesWithoutALine() {
+        var config = parse(Self.fullProfile)
+        config.output.periodFrames = 8
+        XCTAssertThrowsError(try config.validate()) { error in
+            XCTAssertEqual("\(error)", "output.period_frames must be between 16 and 65536, not 8")
+            XCTAssertNil((error as? ConfigError)?.line)
+            XCTAssertEqual((error as? ConfigError)?.key, "output.period_frames")
+        }
+        config.output.periodFrames = 2048
+        XCTAssertThrowsError(try config.validate()) { error in
+            XCTAssertEqual("\(error)", "output.buffer_frames must be at least two periods (4096 frames), not 2048")
+        }
+        config.output.bufferFrames = 4096
+        config.player.volume = 0
+        config.daemon.socket = "/tmp/t.sock"
+        XCTAssertNoThrow(try config.validate())
+        config.daemon.musicDirectory = "~/Music"
+        XCTAssertThrowsError(try config.validate()) { error in
+            XCTAssertEqual((error as? ConfigError)?.kind, .invalidValue)
+        }
+        config.daemon.musicDirectory = nil
+        config.player.category = .ambient
+        XCTAssertNoThrow(try config.validate())
+    }
+
+    // MARK: The way later tables are added
+
+    /// A stand-in for the `[[button]]` table a later change adds: one small type.
+    struct Button: ConfigSection, Equatable {
+        static let tableName = "button"
+        var line = 0
+        var longPressMilliseconds = 600
+        var command: String?
+
+        mutating func read(from table: inout ConfigTableReader) throws(ConfigError) {
+            try table.read("line", into: &line)
+            try table.read("long_press_ms", into: &longPressMilliseconds)
+            try table.read("command", into: &command)
+        }
+
+        func validate(_ check: ConfigCheck) throws(ConfigError) {
+            try check.range("line", line, 0...511)
+        }
+    }
+
+    func readButtons(_ text: String) throws(ConfigError) -> [Button] {
+        let document: TOMLTable
+        do { document = try TOMLTable.parse(text) } catch { throw ConfigError(error) }
+        var root = ConfigTableReader(document: document, fileName: nil)
+        let buttons = try root.sections(Button.self)
+        try root.rejectUnknownKeys()
+        return buttons
+    }
+
+    func testArraysOfTablesReadAsSections() throws {
+        let buttons = try readButtons("""
+            [[button]]
+            line = 17
+            command = "togglePlayPause"
+            [[button]]
+            line = 27
+            long_press_ms = 900
+            """)
+        XCTAssertEqual(buttons, [
+            Button(line: 17, longPressMilliseconds: 600, command: "togglePlayPause"),
+            Button(line: 27, longPressMilliseconds: 900, command: nil),
+        ])
+        XCTAssertEqual(try readButtons(""), [])
+        XCTAssertEqual(try readButtons("button = [{ line = 5 }]").map(\.line), [5])
+
+        XCTAssertThrowsError(try readButtons("[[button]]\nline = 1\n[[button]]\nline = 2\nlong_press = 1")) { error in
+            XCTAssertEqual("\(error)", "unknown key 'long_press' in [[button]] (line 5)")
+        }
+        XCTAssertThrowsError(try readButtons("[[button]]\nline = 1\n\n[[button]]\nline = 600")) { error in
+            XCTAssertEqual("\(error)", "button[2].line must be between 0 and 511, not 600 (line 5)")
+        }
+        XCTAssertThrowsError(try readButtons("[[button]]\nline = \"GPIO17\"")) { error in
+            XCTAssertEqual("\(error)", "button[1].line must be an integer (line 2)")
+        }
+        XCTAssertThrowsError(try readButtons("[button]\nline = 1")) { error in
+            XCTAssertEqual("\(error)", "button must be an array of tables ([[button]]) (line 1)")
+        }
+        XCTAssertThrowsError(try readButtons("button = [1]")) { error in
+            XCTAssertEqual((error as? ConfigError)?.kind, .wrongType)
+        }
+    }
+}

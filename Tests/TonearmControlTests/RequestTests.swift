@@ -1,0 +1,117 @@
+import Foundation
+import TonearmControl
+import TonearmJSON
+import XCTest
+
+final class RequestTests: XCTestCase {
+    func testResponsesEchoTheRequestID() throws {
+        let running = try RunningServer()
+        let connection = try RawConnection(path: running.path)
+        connection.send(#"{"id":1,"command":"echo","value":{"x":[1,"two"]}}"# + "\n")
+        XCTAssertEqual(connection.readMessage()?.serialized, #"{"id":1,"ok":true,"result":{"x":[1,"two"]}}"#)
+
+        for id in [#""abc""#, "2.5", "true", "null"] {
+            connection.send(#"{"command":"echo","value":7,"id":"# + id + "}\n")
+            XCTAssertEqual(connection.readMessage()?.serialized, #"{"id":"# + id + #","ok":true,"result":7}"#)
+        }
+        connection.send(#"{"command":"echo"}"# + "\n")
+        XCTAssertEqual(connection.readMessage()?.serialized, #"{"id":null,"ok":true,"result":null}"#)
+    }
+
+    func testHandlerErrorsAndUnknownCommands() throws {
+        let running = try RunningServer()
+        let connection = try RawConnection(path: running.path)
+        connection.send(#"{"id":1,"command":"add","a":2,"b":3.0}"# + "\n")
+        XCTAssertEqual(connection.readMessage()?["result"], .int(5))
+        connection.send(#"{"id":2,"command":"add","a":2,"b":"3"}"# + "\n")
+        XCTAssertEqual(
+            connection.readMessage()?.serialized,
+            #"{"id":2,"ok":false,"error":{"code":"badArgument","message":"'b' must be an integer"}}"#)
+        connection.send(#"{"id":3,"command":"add","a":2}"# + "\n")
+        XCTAssertEqual(connection.readMessage()?["error"]?["message"], .string("'b' is required (an integer)"))
+        connection.send(#"{"id":4,"command":"rewind"}"# + "\n")
+        XCTAssertEqual(
+            connection.readMessage()?.serialized,
+            #"{"id":4,"ok":false,"error":{"code":"unknownCommand","message":"unknown command 'rewind'"}}"#)
+    }
+
+    func testResponsesComeAsTheyCompleteNotInRequestOrder() throws {
+        let running = try RunningServer()
+        let connection = try RawConnection(path: running.path)
+        connection.send(#"{"id":"slow","command":"later","ms":200}"# + "\n" + #"{"id":"fast","command":"echo"}"# + "\n")
+        XCTAssertEqual(connection.readMessage()?["id"], .string("fast"))
+        XCTAssertEqual(connection.readMessage()?.serialized, #"{"id":"slow","ok":true,"result":"late"}"#)
+    }
+
+    func testARequestDroppedWithoutAnAnswerIsAnsweredInternal() throws {
+        let logged = LockedLines()
+        let running = try RunningServer { $0.log = { logged.append($0) } }
+        let connection = try RawConnection(path: running.path)
+        connection.send(#"{"id":9,"command":"drop"}"# + "\n")
+        let response = connection.readMessage()
+        XCTAssertEqual(response?["id"], .int(9))
+        XCTAssertEqual(response?.errorCode, "internal")
+        XCTAssertTrue(logged.lines.contains { $0.contains("'drop'") && $0.contains("without an answer") }, "\(logged.lines)")
+    }
+
+    func testConcurrentClientsEachGetTheirOwnAnswers() throws {
+        let running = try RunningServer()
+        let failures = LockedLines()
+        runConcurrently(8) { client in
+            do {
+                let connection = try ControlClient(path: running.path)
+                for i in 0..<100 {
+                    let sum = try connection.request("add", [("a", .int(client)), ("b", .int(i))])
+                    if sum != .int(client + i) { failures.append("client \(client): \(client)+\(i) = \(sum.serialized)") }
+                    if i % 25 == 0 {
+                        let late = try connection.request("later", [("ms", .int(5))])
+                        if late != .string("late") { failures.append("client \(client): later = \(late.serialized)") }
+                    }
+                }
+            } catch {
+                failures.append("client \(client): \(error)")
+            }
+        }
+        XCTAssertEqual(failures.lines, [])
+    }
+
+    func testArgumentAccessors() {
+        let request = ControlRequest(
+            clientID: 1, id: .int(1), command: "seek",
+            arguments: .object([
+                ("s", .string("x")), ("i", .int(3)), ("whole", .double(4)), ("d", .double(2.5)), ("b", .bool(false)),
+                ("n", .null),
+            ]))
+        XCTAssertEqual(try request.string("s"), "x")
+        XCTAssertEqual(try request.int("i"), 3)
+        XCTAssertEqual(try request.int("whole"), 4)
+        XCTAssertEqual(try request.double("i"), 3)
+        XCTAssertEqual(try request.double("d"), 2.5)
+        XCTAssertEqual(try request.bool("b"), false)
+        XCTAssertNil(try request.optionalString("missing"))
+        XCTAssertNil(try request.optionalInt("n"))
+        XCTAssertNil(try request.optionalDouble("n"))
+        XCTAssertNil(try request.optionalBool("missing"))
+        XCTAssertEqual(try request.optionalInt("i"), 3)
+
+        func message(_ body: () throws(ArgumentError) -> Void) -> String? {
+            do { try body() } catch { return error.description }
+            return nil
+        }
+        XCTAssertEqual(message { () throws(ArgumentError) in _ = try request.double("s") }, "'s' must be a number")
+        XCTAssertEqual(message { () throws(ArgumentError) in _ = try request.int("d") }, "'d' must be an integer")
+        XCTAssertEqual(message { () throws(ArgumentError) in _ = try request.string("i") }, "'i' must be a string")
+        XCTAssertEqual(message { () throws(ArgumentError) in _ = try request.bool("s") }, "'s' must be true or false")
+        XCTAssertEqual(message { () throws(ArgumentError) in _ = try request.string("missing") }, "'missing' is required (a string)")
+        XCTAssertEqual(message { () throws(ArgumentError) in _ = try request.optionalString("i") }, "'i' must be a string")
+        XCTAssertEqual(message { () throws(ArgumentError) in _ = try request.int("n") }, "'n' is required (an integer)")
+    }
+}
+
+/// Lines gathered from several threads.
+final class LockedLines: @unchecked Sendable {
+    private let lock = NSLock()
+    private var storage: [String] = []
+    func append(_ line: String) { lock.withLock { storage.append(line) } }
+    var lines: [String] { lock.withLock { storage } }
+}
