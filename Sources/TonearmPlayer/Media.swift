@@ -1,0 +1,59 @@
+/// A cover image the daemon has resolved for an item (the FLAC front cover, else a cover file
+/// next to it). The core only compares ids: a different id is a different picture.
+public struct Artwork: Sendable, Equatable {
+    public var id: String
+    public var mimeType: String
+    public var width: Int
+    public var height: Int
+    public var byteCount: Int
+
+    public init(id: String, mimeType: String, width: Int, height: Int, byteCount: Int) {
+        self.id = id
+        self.mimeType = mimeType
+        self.width = width
+        self.height = height
+        self.byteCount = byteCount
+    }
+}
+
+/// What is known about one item. Every field may be missing.
+public struct TrackMetadata: Sendable, Equatable {
+    public var title: String?
+    public var artist: String?
+    public var album: String?
+    public var albumArtist: String?
+    public var trackNumber: Int?
+    public var discNumber: Int?
+    /// Seconds; nil when unknown (a stream without a length).
+    public var duration: Double?
+    public var artwork: Artwork?
+
+    public init(
+        title: String? = nil, artist: String? = nil, album: String? = nil,
+        albumArtist: String? = nil, trackNumber: Int? = nil, discNumber: Int? = nil,
+        duration: Double? = nil, artwork: Artwork? = nil
+    ) {
+        self.title = title
+        self.artist = artist
+        self.album = album
+        self.albumArtist = albumArtist
+        self.trackNumber = trackNumber
+        self.discNumber = discNumber
+        self.duration = duration
+        self.artwork = artwork
+    }
+}
+
+/// One entry of the queue. `id` is given by `PlayerCore` and never reused, so a command that
+/// names an item still means that item after the queue was edited.
+public struct QueueItem: Sendable, Equatable {
+    public let id: Int
+    public var path: String
+    public var metadata: TrackMetadata
+
+    public init(id: Int, path: String, metadata: TrackMetadata) {
+        self.id = id
+        self.path = path
+        self.metadata = metadata
+    }
+}

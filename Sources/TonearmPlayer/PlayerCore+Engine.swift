@@ -1,0 +1,125 @@
+extension PlayerCore {
+    /// The engine reports that `itemID` reached the device at `position`: either a `.play` took
+    /// effect, or a gapless transition moved on by itself.
+    ///
+    /// While a `.play` is outstanding only the report of that item counts; others describe what
+    /// played before it and are ignored, as is every report while the engine holds nothing. The
+    /// report of the `.play` moves the anchor only if it disagrees by more than
+    /// `engineReportTolerance` (published as a seek). A report of another item, with no `.play`
+    /// outstanding, is a track change: one full replacement. With repeat one, the current item
+    /// reported again from near its start is a new play of it, also a replacement. While
+    /// scanning, reports of the current item are the daemon's own steps and change nothing.
+    public mutating func engineStartedItem(_ itemID: Int, at position: Double, now: Double)
+        -> [NowPlayingPublication]
+    {
+        guard engineHoldsItem, state != .stopped, let item = item(itemID) else { return [] }
+        let reported = min(
+            max(position.isFinite ? position : 0, 0), item.metadata.duration ?? .infinity)
+        if let pending = pendingStartItemID {
+            guard pending == itemID else { return [] }
+            pendingStartItemID = nil
+            unplayableItemIDs.remove(itemID)
+            return follow(reported, now: now)
+        }
+        unplayableItemIDs.remove(itemID)
+        if itemID == currentItemID {
+            // While scanning the daemon steps the engine itself; these are its own steps.
+            guard scanRate == nil else { return [] }
+            let expected = self.position(at: now)
+            if repeatMode == .one, reported + Self.engineReportTolerance < expected {
+                setAnchor(reported, now: now)
+                return publish(.trackChanged, replaces: true)
+            }
+            return follow(reported, now: now)
+        }
+        currentItemID = itemID
+        setAnchor(reported, now: now)
+        return publish(.trackChanged, replaces: true)
+    }
+
+    /// Moves the anchor to what the engine reports when it disagrees beyond the tolerance. While
+    /// scanning the daemon steps the engine to the anchor, not the other way round.
+    private mutating func follow(_ reported: Double, now: Double) -> [NowPlayingPublication] {
+        guard scanRate == nil,
+            abs(position(at: now) - reported) > Self.engineReportTolerance
+        else { return [] }
+        setAnchor(reported, now: now)
+        return publish(.seek)
+    }
+
+    /// The engine played out the last item with nothing queued after it: stopped, keeping the
+    /// queue and the current item. Ignored while a `.play` is outstanding (it is stale).
+    public mutating func engineReachedEndOfQueue(now: Double) -> [NowPlayingPublication] {
+        guard engineHoldsItem, pendingStartItemID == nil, state != .stopped else { return [] }
+        scanRate = nil
+        engineScanning = false
+        engineHoldsItem = false
+        state = .stopped
+        setAnchor(0, now: now)
+        return publish(.stopped)
+    }
+
+    /// The engine could not play `itemID` (unreadable or not FLAC). Automatic transitions skip
+    /// it from now on, until it plays. If it is the current item the player moves on to the next
+    /// playable item in the same transport state, or stops; if it was pre-queued, the outcome
+    /// says `.upcomingChanged`.
+    public mutating func engineFailedItem(_ itemID: Int, now: Double) -> CommandOutcome {
+        guard item(itemID) != nil else { return .noSuchContent }
+        let before = upcomingID
+        unplayableItemIDs.insert(itemID)
+        guard engineHoldsItem, itemID == currentItemID,
+            pendingStartItemID == nil || pendingStartItemID == itemID
+        else {
+            return CommandOutcome(status: .success, actions: upcomingActions(before: before))
+        }
+        // The engine holds nothing any more.
+        var actions = endScan(now: now, keepsPosition: false)
+        engineHoldsItem = false
+        pendingStartItemID = nil
+        if let next = nextPlayable(after: itemID) {
+            currentItemID = next
+            setAnchor(0, now: now)
+            if state == .playing { actions += startEngine(next, from: 0) }
+            return CommandOutcome(
+                status: .success, actions: actions,
+                publications: publish(.trackChanged, replaces: true))
+        }
+        state = .stopped
+        setAnchor(0, now: now)
+        actions.append(.stop)
+        return CommandOutcome(status: .success, actions: actions, publications: publish(.stopped))
+    }
+
+    /// The next item after `itemID` in play order that is not known to be unplayable, wrapping
+    /// with repeat all; never `itemID` itself.
+    private func nextPlayable(after itemID: Int) -> Int? {
+        let order = playOrder
+        guard let index = order.firstIndex(of: itemID) else { return nil }
+        var candidates = Array(order[(index + 1)...])
+        if repeatMode == .all { candidates += order[..<index] }
+        return candidates.first { !unplayableItemIDs.contains($0) }
+    }
+
+    /// New metadata for an item (tags read late, artwork resolved). For the current item this is
+    /// one merged partial update: `.artworkChanged` when only the artwork changed, else
+    /// `.metadataChanged`. Nothing is published for other items.
+    public mutating func updateMetadata(itemID: Int, _ metadata: TrackMetadata, now: Double)
+        -> [NowPlayingPublication]
+    {
+        guard let index = queue.firstIndex(where: { $0.id == itemID }) else { return [] }
+        let old = queue[index].metadata
+        guard old != metadata else { return [] }
+        let isCurrent = itemID == currentItemID
+        let elapsed = isCurrent && old.duration != metadata.duration ? position(at: now) : nil
+        queue[index].metadata = metadata
+        guard isCurrent else { return [] }
+        if let elapsed {
+            // A new duration moves the clamp: re-anchor so `elapsed` stays within it.
+            setAnchor(min(elapsed, metadata.duration ?? .infinity), now: now)
+        }
+        var withOldArtwork = metadata
+        withOldArtwork.artwork = old.artwork
+        let onlyArtwork = withOldArtwork == old
+        return publish(onlyArtwork ? .artworkChanged : .metadataChanged)
+    }
+}
