@@ -16,6 +16,7 @@ let package = Package(
     dependencies: [
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
+        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
     ],
     targets: [
         systemLibrary("CALSA", pkgConfig: "alsa", apt: "libasound2-dev"),
@@ -53,17 +54,28 @@ let package = Package(
         .executableTarget(
             name: "tonearm",
             dependencies: [
-                "TonearmPlayback", "TonearmFLAC", "TonearmALSA", "TonearmAudio", "TonearmJSON",
+                "TonearmPlayback", "TonearmFLAC", "TonearmALSA", "TonearmAudio", "TonearmJSON", "TonearmControl",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
+            ]
+        ),
+        // The daemon's parts held together: player core, engine, state, control socket.
+        .target(
+            name: "TonearmDaemon",
+            dependencies: [
+                "TonearmPlayer", "TonearmPlayback", "TonearmALSA", "TonearmAudio", "TonearmControl", "TonearmLibrary",
+                "TonearmJSON", "TonearmConfig",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
         .executableTarget(
             name: "tonearmd",
             dependencies: [
-                "TonearmPlayback", "TonearmGPIO",
+                "TonearmDaemon", "TonearmConfig",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
 

@@ -202,10 +202,11 @@ public final class PlaybackEngine: @unchecked Sendable {
 
     // MARK: Commands (control plane)
 
-    /// Plays `item` from `position` seconds, replacing whatever plays or is read ahead.
-    public func play(_ item: EngineItem, from position: Double = 0) {
+    /// Plays `item` from `position` seconds, replacing whatever plays or is read ahead. With
+    /// `resume` false a paused engine stays paused, ready at the new place (a seek while paused).
+    public func play(_ item: EngineItem, from position: Double = 0, resume: Bool = true) {
         commands.withLock { $0.append(.play(item, from: position)) }
-        pauseRequested.store(false, ordering: .releasing)
+        if resume { pauseRequested.store(false, ordering: .releasing) }
         decoderWakeup.post()
         outputWakeup.post()
     }
@@ -393,10 +394,12 @@ public final class PlaybackEngine: @unchecked Sendable {
             }
         }
 
-        func endQueue() {
+        /// Nothing follows what is written: the output idles once it is heard, and, unless the
+        /// control plane stopped playback itself, says the queue ended.
+        func endQueue(announce: Bool = true) {
             decoding = nil
             let end = ring.samplesWritten
-            timeline.withLock { $0.endOfQueue = end }
+            timeline.withLock { $0.endOfQueue = announce ? end : nil }
             queueEnd.store(end, ordering: .releasing)
             outputWakeup.post()
         }
@@ -410,7 +413,7 @@ public final class PlaybackEngine: @unchecked Sendable {
                     decoding = nil
                     guard cutAndWait(ring.cutNow(format: nil)) else { return }
                     timeline.withLock { $0.marks.removeAll() }
-                    endQueue()
+                    endQueue(announce: false)
                 case .upcomingChanged:
                     // Only matters when the decoder has already moved on to the next item.
                     let read = ring.samplesRead

@@ -15,8 +15,9 @@ let interrupted = Atomic<Bool>(false)
 
 struct Play: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Play FLAC files in order, gaplessly, through an ALSA device.",
+        abstract: "Play FLAC files through ALSA, or (with no FILE) tell the daemon to play.",
         discussion: """
+            With FILE arguments, tonearm plays them itself, without the daemon. \
             Each file plays in its own format when the device takes it (bit-perfect at 100 % \
             volume); otherwise it is resampled with libsoxr and its channels mapped. Consecutive \
             files of one format play with no gap; a change of format reconfigures the device \
@@ -60,8 +61,10 @@ struct Play: ParsableCommand {
     @Flag(name: .shortAndLong, help: "No status lines.")
     var quiet = false
 
-    @Argument(help: "FLAC files, played in order.")
-    var files: [String]
+    @OptionGroup var connection: Connection
+
+    @Argument(help: "FLAC files, played in order. None: start or resume the daemon's queue.")
+    var files: [String] = []
 
     func validate() throws {
         guard (16...65536).contains(periodFrames) else { throw ValidationError("--period-frames must be between 16 and 65536") }
@@ -73,6 +76,10 @@ struct Play: ParsableCommand {
     }
 
     func run() throws {
+        guard !files.isEmpty else {
+            try connection.transport("play")
+            return
+        }
         LoggingSystem.bootstrap { StreamLogHandler.standardError(label: $0) }
         var logger = Logger(label: "tonearm")
         logger.logLevel = quiet ? .error : .notice

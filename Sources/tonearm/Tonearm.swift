@@ -4,13 +4,23 @@ import ArgumentParser
 struct Tonearm: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "tonearm",
-        abstract: "Play FLAC files through ALSA, bit-perfect and gapless, and inspect them.",
+        abstract: "Control the Tonearm daemon, or play and inspect FLAC files directly.",
         discussion: """
             Examples:
-              tonearm play album/*.flac
-              tonearm play --device hw:CARD=DAC,DEV=0 --period-frames 256 --buffer-frames 1024 track.flac
+              tonearm add ~/Music/Album && tonearm play      (through the daemon, tonearmd)
+              tonearm status --json
+              tonearm skip -15
+              tonearm play --device hw:CARD=DAC,DEV=0 track.flac   (directly, no daemon)
               tonearm info --json track.flac
+            Every daemon command takes --socket PATH.
             """,
-        subcommands: [Play.self, Info.self]
+        subcommands: [
+            Status.self, Add.self, Clear.self, Queue.self, Play.self, Pause.self, Toggle.self, Stop.self,
+            Next.self, Previous.self, Seek.self, Skip.self, Repeat.self, Shuffle.self, Volume.self, Watch.self,
+            Doctor.self, Info.self,
+        ]
     )
+
+    /// `tonearm --socket PATH status` as well as `tonearm status --socket PATH`.
+    @OptionGroup var connection: Connection
 }

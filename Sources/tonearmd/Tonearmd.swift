@@ -1,89 +1,97 @@
 import ArgumentParser
 import Logging
-import Synchronization
-import TonearmFLAC
-import TonearmPlayback
+import ServiceLifecycle
+import TonearmConfig
+import TonearmDaemon
 
 #if canImport(Glibc)
 import Glibc
 #endif
 
-let shutdownRequested = Atomic<Bool>(false)
+func printError(_ line: String) {
+    let bytes = Array((line + "\n").utf8)
+    _ = bytes.withUnsafeBytes { write(STDERR_FILENO, $0.baseAddress, $0.count) }
+}
 
-/// The daemon, minimal for now: it owns the output device and plays what it is given until
-/// the list ends or SIGTERM/SIGINT arrives. The queue, control socket and Now Playing build on
-/// this process.
+/// The Tonearm daemon: plays the queue, answers the control socket, keeps its state.
 @main
-struct Tonearmd: ParsableCommand {
+struct Tonearmd: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "tonearmd",
         abstract: "The Tonearm audio daemon.",
-        discussion: "Plays FILE... through the output device, then waits for SIGTERM or SIGINT (with --stay), logging to standard error."
+        discussion: """
+            Plays the queue through ALSA and answers `tonearm` and other clients on a Unix \
+            socket (JSON lines). The queue, position, volume, repeat and shuffle are saved on \
+            every change and every few seconds while playing, and restored at start. SIGTERM or \
+            SIGINT fades out, saves and exits 0. Settings come from a board profile (--config, \
+            TOML; see Board/) and these flags, which win over it.
+            """
     )
 
+    @Option(name: .shortAndLong, help: ArgumentHelp("Board profile (TOML).", valueName: "file"))
+    var config: String?
+
     @Option(name: .shortAndLong, help: ArgumentHelp("ALSA PCM to play through.", valueName: "pcm"))
-    var device = "default"
+    var device: String?
 
-    @Option(help: ArgumentHelp("Frames per ALSA period.", valueName: "frames"))
-    var periodFrames = 256
+    @Option(help: ArgumentHelp("Control socket (default: $XDG_RUNTIME_DIR/tonearm.sock, or /run/tonearm/control.sock).", valueName: "path"))
+    var socket: String?
 
-    @Option(help: ArgumentHelp("Frames in the ALSA buffer.", valueName: "frames"))
-    var bufferFrames = 1024
+    @Option(help: ArgumentHelp("Where the player state is kept (default: $XDG_STATE_HOME/tonearm, or /var/lib/tonearm).", valueName: "dir"))
+    var stateDir: String?
 
-    @Flag(help: "Keep running after the files have played, until SIGTERM or SIGINT.")
-    var stay = false
+    @Option(help: ArgumentHelp("Only files inside this directory may be queued; relative paths are resolved in it.", valueName: "dir"))
+    var musicDir: String?
 
-    @Argument(help: "FLAC files to play.")
-    var files: [String] = []
+    @Flag(help: "Check the board profile and exit.")
+    var check = false
 
-    func run() throws {
+    @Option(help: ArgumentHelp("Log level: trace, debug, info, notice, warning, error, critical.", valueName: "level"))
+    var logLevel: String = "info"
+
+    func run() async throws {
         LoggingSystem.bootstrap { StreamLogHandler.standardError(label: $0) }
         var logger = Logger(label: "tonearmd")
-        logger.logLevel = .info
-        signal(SIGINT) { _ in shutdownRequested.store(true, ordering: .relaxed) }
-        signal(SIGTERM) { _ in shutdownRequested.store(true, ordering: .relaxed) }
+        guard let level = Logger.Level(rawValue: logLevel) else {
+            throw ValidationError("--log-level must be one of trace, debug, info, notice, warning, error, critical")
+        }
+        logger.logLevel = level
 
-        var tracks: [TrackInfo] = []
-        for path in files {
-            do {
-                tracks.append(try FLACDecoder(path: path).info)
-            } catch {
-                logger.error("\(error)")
-            }
+        var profile: DaemonConfig
+        do {
+            profile = try config.map { path throws(ConfigError) in try DaemonConfig.load(path: path) } ?? DaemonConfig()
+            // Flags win over the profile, and are checked by the same rules.
+            if let device { profile.output.device = device }
+            if let socket { profile.daemon.socket = socket }
+            if let stateDir { profile.daemon.stateDirectory = stateDir }
+            if let musicDir { profile.daemon.musicDirectory = musicDir }
+            try profile.validate()
+        } catch {
+            printError("tonearmd: \(error)")
+            throw ExitCode(1)
         }
-        logger.info("tonearmd started", metadata: ["device": "\(device)", "files": "\(tracks.count)"])
-        if !tracks.isEmpty {
-            var options = PlaybackOptions()
-            options.device = device
-            options.periodFrames = periodFrames
-            options.bufferFrames = bufferFrames
-            let items = tracks.enumerated().map { EngineItem(id: $0.offset, path: $0.element.path) }
-            let engine = PlaybackEngine(options: options) { id in id + 1 < items.count ? items[id + 1] : nil }
-            engine.start()
-            engine.play(items[0])
-            var done = false
-            while !done && !shutdownRequested.load(ordering: .relaxed) {
-                for event in engine.nextEvents() {
-                    switch event {
-                    case .itemStarted(let start):
-                        logger.info("now playing", metadata: [
-                            "title": "\(start.info.title ?? start.info.path)", "artist": "\(start.info.artist ?? "")",
-                            "device": "\(start.device)",
-                        ])
-                    case .itemFailed(_, let error): logger.error("\(error)")
-                    case .deviceUnavailable(let error): logger.error("\(error); retrying")
-                    case .realtimeRefused(let why): logger.notice("output thread runs without SCHED_FIFO: \(why)")
-                    case .memoryLockRefused(let why): logger.notice("audio buffers are not locked in memory: \(why)")
-                    case .deviceLost(let name): logger.warning("ALSA PCM '\(name)' lost; reopening")
-                    case .deviceReopened(let format): logger.notice("ALSA PCM back: \(format)")
-                    case .endOfQueue: done = true
-                    }
-                }
-                if !done { usleep(20_000) }
-            }
-            engine.shutdown()
+        if check {
+            print("\(config ?? "defaults"): ok")
+            return
         }
-        while stay && !shutdownRequested.load(ordering: .relaxed) { usleep(100_000) }
-        logger.info("tonearmd stopped")
+        let settings = DaemonSettings(config: profile)
+
+        let daemon: PlayerDaemon
+        do {
+            daemon = try PlayerDaemon(settings: settings, logger: logger)
+        } catch {
+            logger.critical("\(error)")
+            throw ExitCode(1)
+        }
+        let group = ServiceGroup(configuration: .init(
+            services: [.init(service: TonearmService(daemon: daemon), successTerminationBehavior: .gracefullyShutdownGroup)],
+            gracefulShutdownSignals: [.sigterm, .sigint],
+            logger: logger))
+        do {
+            try await group.run()
+        } catch {
+            logger.critical("\(error)")
+            throw ExitCode(1)
+        }
     }
 }

@@ -1,0 +1,73 @@
+import TonearmConfig
+import TonearmPlayback
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Everything the daemon runs with: the board profile, with command-line overrides applied
+/// and the defaults that depend on how it runs (as a user, or as the system service) filled in.
+public struct DaemonSettings: Sendable {
+    public var playback = PlaybackOptions()
+    public var mixerControl: String?
+    public var mixerCard = "default"
+    public var socketPath: String
+    public var stateDirectory: String
+    public var musicDirectory: String?
+    /// After a restart: true resumes playing, false restores paused.
+    public var resumePlaying = false
+    public var saveIntervalSeconds: Double = 5
+    public var skipForwardSeconds: Double = 15
+    public var skipBackwardSeconds: Double = 15
+    public var previousRestartsAfterSeconds: Double = 3
+    public var initialVolume: Double = 100
+    public var category = "playback"
+    public var mode = "default"
+    public var boardName: String?
+
+    public init(config: DaemonConfig) {
+        playback.device = config.output.device
+        playback.periodFrames = config.output.periodFrames
+        playback.bufferFrames = config.output.bufferFrames
+        playback.reopenIntervalMilliseconds = config.output.reopenIntervalMilliseconds
+        playback.readAheadSeconds = config.output.readAheadSeconds
+        mixerControl = config.output.mixerControl
+        mixerCard = config.output.mixerCard
+        socketPath = config.daemon.socket ?? Self.defaultSocketPath()
+        stateDirectory = config.daemon.stateDirectory ?? Self.defaultStateDirectory()
+        musicDirectory = config.daemon.musicDirectory
+        resumePlaying = config.daemon.resume == .playing
+        saveIntervalSeconds = config.daemon.saveIntervalSeconds
+        skipForwardSeconds = config.player.skipForwardSeconds
+        skipBackwardSeconds = config.player.skipBackwardSeconds
+        previousRestartsAfterSeconds = config.player.previousRestartsAfterSeconds
+        initialVolume = config.player.volume
+        category = config.player.category.rawValue
+        mode = config.player.mode.rawValue
+        boardName = config.board.name
+    }
+
+    /// `$XDG_RUNTIME_DIR/tonearm.sock` for a user; `/run/tonearm/control.sock` for the
+    /// service (which has no XDG_RUNTIME_DIR). The CLI uses the same rule.
+    public static func defaultSocketPath() -> String {
+        if let runtime = environment("XDG_RUNTIME_DIR"), !runtime.isEmpty { return runtime + "/tonearm.sock" }
+        return "/run/tonearm/control.sock"
+    }
+
+    /// `$XDG_STATE_HOME/tonearm`, `~/.local/state/tonearm`, or `/var/lib/tonearm` for the service.
+    public static func defaultStateDirectory() -> String {
+        if let state = environment("STATE_DIRECTORY"), !state.isEmpty { return state }  // systemd StateDirectory=
+        if let state = environment("XDG_STATE_HOME"), !state.isEmpty { return state + "/tonearm" }
+        if let home = environment("HOME"), !home.isEmpty, getuid() != 0 || environment("XDG_RUNTIME_DIR") != nil {
+            return home + "/.local/state/tonearm"
+        }
+        return "/var/lib/tonearm"
+    }
+
+    static func environment(_ name: String) -> String? {
+        getenv(name).map { String(cString: $0) }
+    }
+
+    /// Categories that mix with others and so cannot own Now Playing (seed core rule).
+    public var categoryIsMixable: Bool { category == "ambient" }
+}

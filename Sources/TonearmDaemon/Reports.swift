@@ -1,0 +1,140 @@
+import TonearmAudio
+import TonearmJSON
+import TonearmPlayback
+import TonearmPlayer
+
+/// The JSON shapes of the control protocol's answers and events.
+enum Reports {
+    static func nowPlaying(_ info: NowPlayingInfo, now: Double) -> JSONValue {
+        .object([
+            ("title", JSONValue(info.title)), ("artist", JSONValue(info.artist)), ("album", JSONValue(info.album)),
+            ("albumArtist", JSONValue(info.albumArtist)), ("trackNumber", JSONValue(info.trackNumber)),
+            ("duration", JSONValue(info.duration)), ("elapsed", .double(info.elapsed)), ("rate", .double(info.rate)),
+            ("defaultRate", .double(info.defaultRate)), ("queueIndex", JSONValue(info.queueIndex)),
+            ("queueCount", .int(info.queueCount)), ("isLiveStream", .bool(info.isLiveStream)),
+            ("artwork", info.artwork.map(artwork) ?? .null),
+            // `elapsed` was true at `timestamp` (seconds on the daemon's monotonic clock); `age`
+            // is how long ago that was when this was sent, so a client on any clock can
+            // extrapolate: elapsed + rate × (age + time since receipt).
+            ("timestamp", .double(info.timestamp)), ("age", .double(max(0, now - info.timestamp))),
+        ])
+    }
+
+    static func artwork(_ artwork: Artwork) -> JSONValue {
+        .object([
+            ("id", .string(artwork.id)), ("mimeType", .string(artwork.mimeType)), ("width", .int(artwork.width)),
+            ("height", .int(artwork.height)), ("bytes", .int(artwork.byteCount)),
+        ])
+    }
+
+    static func publication(_ publication: NowPlayingPublication) -> JSONValue {
+        .object([
+            ("reason", .string(publication.reason.rawValue)), ("replace", .bool(publication.isReplacement)),
+            ("artworkChanged", .bool(publication.artworkChanged)),
+            ("info", nowPlaying(publication.info, now: publication.info.timestamp)),
+        ])
+    }
+
+    static func commands(_ enabled: [RemoteCommand: Bool]) -> JSONValue {
+        .object(RemoteCommand.allCases.map { ($0.rawValue, .bool(enabled[$0] ?? false)) })
+    }
+
+    static func queue(_ core: PlayerCore) -> JSONValue {
+        .object([
+            ("currentIndex", JSONValue(core.currentIndex)), ("count", .int(core.queue.count)),
+            ("items", .array(core.queue.map { item in
+                .object([
+                    ("id", .int(item.id)), ("path", .string(item.path)), ("title", JSONValue(item.metadata.title)),
+                    ("artist", JSONValue(item.metadata.artist)), ("album", JSONValue(item.metadata.album)),
+                    ("trackNumber", JSONValue(item.metadata.trackNumber)), ("discNumber", JSONValue(item.metadata.discNumber)),
+                    ("duration", JSONValue(item.metadata.duration)),
+                ])
+            })),
+        ])
+    }
+
+    static func device(_ status: DeviceStatus) -> JSONValue {
+        .object([
+            ("name", .string(status.name)), ("state", .string(status.state.rawValue)),
+            ("format", JSONValue(status.format.map { $0.sampleFormat.rawValue })),
+            ("rate", JSONValue(status.format?.sampleRate)), ("channels", JSONValue(status.format?.channels)),
+            ("periodFrames", JSONValue(status.format?.periodFrames)), ("bufferFrames", JSONValue(status.format?.bufferFrames)),
+            ("underruns", .int(status.underruns)), ("losses", .int(status.losses)),
+        ])
+    }
+
+    static func session(_ daemon: isolated PlayerDaemon) -> JSONValue {
+        .object([
+            ("category", .string(daemon.settings.category)), ("mode", .string(daemon.settings.mode)),
+            ("options", .array([])), ("active", .bool(daemon.core.state != .stopped)),
+        ])
+    }
+
+    /// `status`: the player at a glance. `elapsed` is extrapolated to now from the last
+    /// published (elapsed, rate, timestamp), the same rule every display uses.
+    static func status(_ daemon: isolated PlayerDaemon, now: Double) -> JSONValue {
+        let core = daemon.core
+        let info = core.nowPlaying
+        let eligibility = core.eligibility(categoryIsMixable: daemon.settings.categoryIsMixable)
+        return .object([
+            ("state", .string(core.state.rawValue)),
+            ("title", JSONValue(info.title)), ("artist", JSONValue(info.artist)), ("album", JSONValue(info.album)),
+            ("duration", JSONValue(info.duration)), ("elapsed", .double(info.elapsed(at: now))), ("rate", .double(info.rate)),
+            ("queueIndex", JSONValue(info.queueIndex)), ("queueCount", .int(info.queueCount)),
+            ("volume", .double(core.volume)), ("repeat", .string(core.repeatMode.rawValue)), ("shuffle", .bool(core.shuffle)),
+            ("eligible", .bool(eligibility.eligible)), ("eligibility", .string(eligibility.reason)),
+            ("commands", commands(core.enabledCommands)),
+            ("artwork", info.artwork.map(artwork) ?? .null),
+            ("device", device(daemon.engine.deviceStatus)),
+        ])
+    }
+
+    /// `doctor`: the seed's mandatory first steps, and every red flag of its decision tree that
+    /// applies, each with what to do about it.
+    static func doctor(_ daemon: isolated PlayerDaemon, now: Double) -> JSONValue {
+        let core = daemon.core
+        let info = core.nowPlaying
+        let device = daemon.engine.deviceStatus
+        let enabled = core.enabledCommands
+        var flags: [(String, String, String)] = []
+        if !enabled.values.contains(true) {
+            flags.append(("noEnabledCommand", "no remote command is enabled, so nothing can control playback and the session is not Now Playing eligible",
+                          "add tracks (tonearm add PATH) — play, next and the rest enable themselves from the queue"))
+        }
+        if daemon.settings.categoryIsMixable {
+            flags.append(("mixableCategory", "category '\(daemon.settings.category)' mixes with others, so it cannot own Now Playing",
+                          "set [player] category = \"playback\" in the board profile"))
+        }
+        if core.state == .stopped && !core.queue.isEmpty {
+            flags.append(("sessionInactive", "the player session is not active (stopped)", "tonearm play"))
+        }
+        if core.state == .playing && device.state != .open {
+            flags.append(("deviceNotOpen", "playing, but the ALSA device '\(device.name)' is \(device.state.rawValue)",
+                          "check the device name (aplay -L), the cable or USB DAC; Tonearm reopens it by itself every \(daemon.settings.playback.reopenIntervalMilliseconds) ms"))
+        }
+        if core.currentItemID != nil && info.artwork == nil {
+            flags.append(("noArtwork", "the current track has no artwork",
+                          "embed a front cover (metaflac --import-picture-from=cover.jpg) or put cover.jpg beside the track"))
+        }
+        if core.state == .playing && info.rate == 0 {
+            flags.append(("rateZeroWhilePlaying", "playing, but Now Playing says rate 0, so displays show it paused",
+                          "this is a bug: report it with the output of tonearm doctor"))
+        }
+        if core.state != .stopped && info.title == nil {
+            flags.append(("noTitle", "the current track has no TITLE tag", "tag it (metaflac --set-tag=TITLE=…)"))
+        }
+        if device.underruns > 0 {
+            flags.append(("underruns", "\(device.underruns) underruns so far",
+                          "raise [output] buffer_frames, or give the service real-time priority (LimitRTPRIO)"))
+        }
+        let eligibility = core.eligibility(categoryIsMixable: daemon.settings.categoryIsMixable)
+        return .object([
+            ("session", session(daemon)),
+            ("eligible", .bool(eligibility.eligible)), ("eligibility", .string(eligibility.reason)),
+            ("commands", commands(enabled)),
+            ("nowPlaying", nowPlaying(info, now: now)),
+            ("device", Self.device(device)),
+            ("redFlags", .array(flags.map { .object([("flag", .string($0.0)), ("detail", .string($0.1)), ("fix", .string($0.2))]) })),
+        ])
+    }
+}
