@@ -19,7 +19,7 @@
 /// number, boolean or null; echoed back, null when absent) and the command's arguments as
 /// further keys:
 ///
-///     {"id":7,"command":"seek","seconds":42.5}
+///     {"id":7,"command":"seek","position":42.5}
 ///
 /// `id` and `command` are therefore never argument names (a key may appear only once in an
 /// object): an argument naming a queue item is `"item"`, not `"id"`.
@@ -27,7 +27,7 @@
 /// Every request gets exactly one response line, with its id:
 ///
 ///     {"id":7,"ok":true,"result":{…}}
-///     {"id":7,"ok":false,"error":{"code":"badArgument","message":"'seconds' must be a number"}}
+///     {"id":7,"ok":false,"error":{"code":"badArgument","message":"'position' must be a number"}}
 ///
 /// Responses come as the daemon completes them, not necessarily in request order: match them
 /// by id. A request the daemon drops without answering gets `internal`, so no client waits
@@ -68,6 +68,44 @@
 ///     {"event":"nowPlaying","data":{…}}
 ///
 /// interleaved with responses. Event lines never have `"id"`, responses always do.
+///
+/// ## tonearmd's commands
+///
+/// Reports:
+///
+/// - `status` → `state` (playing, paused, stopped), `title`, `artist`, `album`, `duration`,
+///   `elapsed` (extrapolated to the moment of the answer), `rate`, `queueIndex`, `queueCount`,
+///   `volume`, `repeat`, `shuffle`, `eligible` and `eligibility` (why), `commands`
+///   (remote command name → enabled), `artwork`, `device` (`name`, `state`, `format`, `rate`,
+///   `channels`, `periodFrames`, `bufferFrames`, `underruns`, `losses`).
+/// - `queue` → `currentIndex`, `count`, `items` (`id`, `path`, `title`, `artist`, `album`,
+///   `trackNumber`, `discNumber`, `duration`).
+/// - `nowPlaying` → the Now Playing dictionary: `title`, `artist`, `album`, `albumArtist`,
+///   `trackNumber`, `duration`, `elapsed`, `rate`, `defaultRate`, `queueIndex`, `queueCount`,
+///   `isLiveStream`, `artwork` (`id`, `mimeType`, `width`, `height`, `bytes`), `timestamp`
+///   (when `elapsed` was true, on the daemon's monotonic clock) and `age` (seconds since then
+///   when sent). Extrapolate: `elapsed + rate × (age + time since receipt)`.
+/// - `artwork` `{"artwork":ID}` → `id`, `mimeType`, `bytes`, `data` (base64).
+/// - `doctor` → `session`, `eligible`, `eligibility`, `commands`, `nowPlaying`, `device`,
+///   `redFlags` (`flag`, `detail`, `fix`).
+///
+/// Queue: `add` `{"paths":[…]}` (files or directories; → `added`, `skipped`, `queueCount`;
+/// errors `notFound`, `forbidden` outside the music directory, `notPlayable`), `clear`,
+/// `remove` `{"item":ID}`, `move` `{"item":ID,"to":INDEX}`.
+///
+/// Remote commands, each answered `{"status":S}` with S one of `success`, `disabled`,
+/// `noSuchContent`, `noActionableNowPlayingItem`, `commandFailed`: `play`, `pause`, `toggle`,
+/// `stop`, `next`, `previous`, `seek` `{"position":SECONDS}`, `skip` `{"seconds":±N}`,
+/// `repeat` `{"mode":"off"|"one"|"all"}`, `shuffle` `{"on":BOOL}`, `volume`
+/// `{"percent":0…100}`, and the general form every command source may use:
+/// `command` `{"name":REMOTE_COMMAND, "interval":N, "position":N, "mode":M, "on":B,
+/// "phase":"begin"|"end"}` with the remote command center's names (`togglePlayPause`,
+/// `nextTrack`, `skipForward`, `seekForward`, `changePlaybackPosition`, …).
+///
+/// Topics: `nowPlaying` (`reason`, `replace`, `artworkChanged`, `info`), published on playback
+/// start, pause, resume, seek, track change, rate change, metadata or artwork change and stop
+/// — never on a timer; `state` (`state`, or `error` and `item` when a file fails); `queue`
+/// (as the `queue` report); `commands` (name → enabled); `sessions` (audio sessions).
 ///
 /// ## Slow clients
 ///
