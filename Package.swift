@@ -24,6 +24,8 @@ let package = Package(
         systemLibrary("CGPIOD", pkgConfig: "libgpiod", apt: "libgpiod-dev"),
         systemLibrary("CSoxr", pkgConfig: "soxr", apt: "libsoxr-dev"),
 
+        // Threads, wake-ups, real-time priority and memory locks: POSIX wrapped once.
+        .target(name: "TonearmSystem"),
         // Pure audio building blocks: formats, the SPSC ring, sample conversion, the mixer.
         .target(name: "TonearmAudio"),
         // libFLAC: metadata and decoding.
@@ -34,7 +36,7 @@ let package = Package(
         .target(
             name: "TonearmPlayback",
             dependencies: [
-                "CSoxr", "TonearmAudio", "TonearmFLAC", "TonearmALSA",
+                "CSoxr", "TonearmAudio", "TonearmFLAC", "TonearmALSA", "TonearmSystem",
             ]
         ),
         // libgpiod: chips and lines for buttons and encoders.
@@ -44,7 +46,7 @@ let package = Package(
         // Pure player logic: queue, transport, remote command center, Now Playing. No I/O.
         .target(name: "TonearmPlayer"),
         // The control socket: a Unix-domain JSON-lines server and client.
-        .target(name: "TonearmControl", dependencies: ["TonearmJSON"]),
+        .target(name: "TonearmControl", dependencies: ["TonearmJSON", "TonearmSystem"]),
         // Board profiles: a TOML reader and the daemon's typed configuration.
         .target(name: "TonearmConfig"),
         // Music on disk: directory scans in album order, confinement to the music directory,
@@ -54,7 +56,7 @@ let package = Package(
         .executableTarget(
             name: "tonearm",
             dependencies: [
-                "TonearmPlayback", "TonearmFLAC", "TonearmALSA", "TonearmAudio", "TonearmJSON", "TonearmControl",
+                "TonearmPlayback", "TonearmFLAC", "TonearmALSA", "TonearmAudio", "TonearmJSON", "TonearmControl", "TonearmSystem",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -64,7 +66,7 @@ let package = Package(
             name: "TonearmDaemon",
             dependencies: [
                 "TonearmPlayer", "TonearmPlayback", "TonearmALSA", "TonearmAudio", "TonearmControl", "TonearmLibrary",
-                "TonearmJSON", "TonearmConfig",
+                "TonearmJSON", "TonearmConfig", "TonearmSystem",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import Synchronization
 import TonearmJSON
+import TonearmSystem
 
 public struct ControlServerOptions: Sendable {
     /// The socket file. Its directory must exist.
@@ -44,7 +45,7 @@ public final class ControlServer: @unchecked Sendable {
 
     private enum Phase {
         case bound
-        case serving(ServerThread)
+        case serving(NamedThread)
         case stopped
     }
     private let phase = Mutex(Phase.bound)
@@ -73,7 +74,7 @@ public final class ControlServer: @unchecked Sendable {
         let (options, listener, outbox, handler) = (options, listener, outbox, handler)
         phase.withLock { phase in
             guard case .bound = phase else { preconditionFailure("ControlServer.start() called twice or after stop()") }
-            phase = .serving(ServerThread(name: "control") {
+            phase = .serving(NamedThread(name: "control") {
                 ServerLoop(options: options, listener: listener, outbox: outbox, handler: handler).run()
             })
         }

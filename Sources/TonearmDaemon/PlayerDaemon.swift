@@ -6,6 +6,7 @@ import TonearmJSON
 import TonearmLibrary
 import TonearmPlayback
 import TonearmPlayer
+import TonearmSystem
 
 /// What follows each queue item, kept where the decoder thread can read it without waiting
 /// for the actor. The actor rewrites it whenever the queue, repeat or shuffle change.

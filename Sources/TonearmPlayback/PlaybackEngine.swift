@@ -5,6 +5,7 @@ import TonearmFLAC
 
 #if canImport(Glibc)
 import Glibc
+import TonearmSystem
 #endif
 
 /// Settings of the playback engine; the CLI and the board profile fill them.

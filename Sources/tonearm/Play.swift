@@ -8,6 +8,7 @@ import TonearmPlayback
 
 #if canImport(Glibc)
 import Glibc
+import TonearmSystem
 #endif
 
 /// Set by SIGINT/SIGTERM; the play loop stops cleanly when it sees it.

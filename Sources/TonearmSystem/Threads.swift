@@ -4,7 +4,7 @@ import Glibc
 
 /// A named POSIX thread running one closure. Threads are named by role (decoder, output), so
 /// `top -H` and a debugger show where each byte of audio is.
-final class NamedThread: @unchecked Sendable {
+public final class NamedThread: @unchecked Sendable {
     private var thread = pthread_t()
 
     private final class Box {
@@ -16,7 +16,7 @@ final class NamedThread: @unchecked Sendable {
         }
     }
 
-    init(name: String, body: @escaping @Sendable () -> Void) {
+    public init(name: String, body: @escaping @Sendable () -> Void) {
         let box = Unmanaged.passRetained(Box(name: name, body: body)).toOpaque()
         let rc = pthread_create(&thread, nil, { raw in
             let box = Unmanaged<Box>.fromOpaque(raw!).takeRetainedValue()
@@ -27,11 +27,14 @@ final class NamedThread: @unchecked Sendable {
         precondition(rc == 0, "pthread_create failed: \(rc)")
     }
 
-    func join() { pthread_join(thread, nil) }
+    /// True on the thread itself.
+    public var isCurrent: Bool { pthread_equal(thread, pthread_self()) != 0 }
+
+    public func join() { pthread_join(thread, nil) }
 }
 
 /// Asks for SCHED_FIFO on the calling thread; returns 0 or the error number.
-func requestRealtimePriority(_ priority: Int32) -> Int32 {
+public func requestRealtimePriority(_ priority: Int32) -> Int32 {
     var param = sched_param()
     param.sched_priority = priority
     return pthread_setschedparam(pthread_self(), SCHED_FIFO, &param)
@@ -40,14 +43,14 @@ func requestRealtimePriority(_ priority: Int32) -> Int32 {
 /// Locks memory the render path touches, so it never page-faults, or says why it was
 /// refused (RLIMIT_MEMLOCK). Only these regions are locked, not the whole process, which
 /// keeps the resident set small. Returns 0 or the error number.
-func lockRegions(_ regions: [UnsafeMutableRawBufferPointer]) -> Int32 {
+public func lockRegions(_ regions: [UnsafeMutableRawBufferPointer]) -> Int32 {
     for region in regions where region.count > 0 {
         if mlock(region.baseAddress, region.count) != 0 { return errno }
     }
     return 0
 }
 
-func sleepMilliseconds(_ ms: Int) {
+public func sleepMilliseconds(_ ms: Int) {
     var request = timespec(tv_sec: ms / 1000, tv_nsec: (ms % 1000) * 1_000_000)
     var remaining = timespec()
     while nanosleep(&request, &remaining) != 0 && errno == EINTR { request = remaining }
@@ -71,19 +74,19 @@ private func nameCurrentThread(_ name: String) {
 
 /// Wakes a thread that waits for work, without a lock: a POSIX semaphore. Posts coalesce; a
 /// waiter returns at the latest after its timeout.
-final class Wakeup: @unchecked Sendable {
+public final class Wakeup: @unchecked Sendable {
     private var semaphore = sem_t()
 
-    init() { sem_init(&semaphore, 0, 0) }
+    public init() { sem_init(&semaphore, 0, 0) }
     deinit { sem_destroy(&semaphore) }
 
-    func post() {
+    public func post() {
         var value: Int32 = 0
         sem_getvalue(&semaphore, &value)
         if value == 0 { sem_post(&semaphore) }
     }
 
-    func wait(milliseconds: Int) {
+    public func wait(milliseconds: Int) {
         var deadline = timespec()
         clock_gettime(CLOCK_REALTIME, &deadline)
         let nanos = Int(deadline.tv_nsec) + (milliseconds % 1000) * 1_000_000
