@@ -2,10 +2,10 @@ import Synchronization
 import TonearmALSA
 import TonearmAudio
 import TonearmFLAC
+import TonearmSystem
 
 #if canImport(Glibc)
 import Glibc
-import TonearmSystem
 #endif
 
 /// Settings of the playback engine; the CLI and the board profile fill them.

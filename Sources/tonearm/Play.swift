@@ -5,10 +5,10 @@ import TonearmALSA
 import TonearmAudio
 import TonearmFLAC
 import TonearmPlayback
+import TonearmSystem
 
 #if canImport(Glibc)
 import Glibc
-import TonearmSystem
 #endif
 
 /// Set by SIGINT/SIGTERM; the play loop stops cleanly when it sees it.
