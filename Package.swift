@@ -43,6 +43,8 @@ let package = Package(
         .target(name: "TonearmGPIO", dependencies: ["CGPIOD"]),
         // A small JSON value type (parse and print) for the CLI and the control protocol.
         .target(name: "TonearmJSON"),
+        // Audio-session policy: the category table and one pure function over it.
+        .target(name: "TonearmSession"),
         // Pure player logic: queue, transport, remote command center, Now Playing. No I/O.
         .target(name: "TonearmPlayer"),
         // The control socket: a Unix-domain JSON-lines server and client.
@@ -91,6 +93,7 @@ let package = Package(
         .testTarget(name: "TonearmJSONTests", dependencies: ["TonearmJSON"]),
         .testTarget(name: "TonearmPlayerTests", dependencies: ["TonearmPlayer"]),
         .testTarget(name: "TonearmConfigTests", dependencies: ["TonearmConfig"]),
+        .testTarget(name: "TonearmSessionTests", dependencies: ["TonearmSession"]),
         .testTarget(name: "TonearmControlTests", dependencies: ["TonearmControl", "TonearmJSON"]),
         .testTarget(name: "TonearmLibraryTests", dependencies: ["TonearmLibrary", "TestSupport"]),
         .testTarget(name: "TonearmIntegrationTests", dependencies: ["TestSupport"]),
