@@ -363,7 +363,9 @@ public final class PlaybackEngine: @unchecked Sendable {
                         let generation = replacing ? ring.cutNow(format: format == source ? nil : format)
                                                    : ring.cutAtEnd(format: format)
                         guard cutAndWait(generation) else { return false }
-                        if format != source || converter == nil {
+                        // A fresh converter for every new run: a flushed resampler cannot be fed
+                        // again, and a seek must not carry the old position's filter state.
+                        if replacing || format != source || converter == nil {
                             source = format
                             converter = try? StreamConverter(source: format, deviceRate: deviceRate.load(ordering: .acquiring),
                                                              deviceChannels: deviceChannels.load(ordering: .acquiring))

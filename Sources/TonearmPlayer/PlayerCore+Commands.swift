@@ -119,7 +119,12 @@ extension PlayerCore {
     mutating func seek(to position: Double, now: Double) -> CommandOutcome {
         var actions = endScan(now: now, keepsPosition: false)
         setAnchor(position, now: now)
-        if engineHoldsItem { actions.append(.seek(to: position)) }
+        if engineHoldsItem {
+            actions.append(.seek(to: position))
+            // Until the engine confirms the new place, its reports describe audio queued before
+            // the seek (a gapless step into the next item, the old position): stale.
+            pendingStartItemID = currentItemID
+        }
         return CommandOutcome(status: .success, actions: actions, publications: publish(.seek))
     }
 

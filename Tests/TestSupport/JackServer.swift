@@ -85,6 +85,8 @@ public final class JackServer: @unchecked Sendable {
 
     deinit {
         stop()
+        // A server that had to be SIGKILLed left its slot in libjack's registry of 8.
+        releaseJackRegistrySlot(serverName: name)
         // A SIGKILLed server leaves its socket and semaphores in /dev/shm; they carry this
         // server's unique name, so removing them touches nobody else's.
         if let entries = try? FileManager.default.contentsOfDirectory(atPath: "/dev/shm") {

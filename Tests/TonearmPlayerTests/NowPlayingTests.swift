@@ -155,8 +155,12 @@ final class NowPlayingTests: XCTestCase {
         var core = Fixture(count: 3, current: 2, state: .playing, elapsed: 199).make().core
         XCTAssertEqual(core.handle(CommandRequest(.previousTrack), now: 199).actions, [.seek(to: 0)])
         XCTAssertEqual(core.handle(CommandRequest(.changePlaybackPosition, position: 0), now: 199.1).actions, [.seek(to: 0)])
-        // A seek is not a .play: a report of 3 now is a real gapless step.
-        XCTAssertEqual(core.engineStartedItem(3, at: 0, now: 199.2).map(\.reason), [.trackChanged])
+        // The engine carries out a seek by replacing what it queued: until it confirms item 2
+        // at the new place, a report of 3 is the abandoned gapless step, stale.
+        XCTAssertEqual(core.engineStartedItem(3, at: 0, now: 199.2), [])
+        XCTAssertEqual(core.currentItemID, 2)
+        XCTAssertEqual(core.engineStartedItem(2, at: 0, now: 199.3), [])
+        XCTAssertEqual(core.engineStartedItem(3, at: 0, now: 399.3).map(\.reason), [.trackChanged])
 
         core = Fixture(count: 3, current: 2, state: .playing, elapsed: 199).make().core
         XCTAssertEqual(core.handle(CommandRequest(.nextTrack), now: 199).actions, [.play(itemID: 3, from: 0)])

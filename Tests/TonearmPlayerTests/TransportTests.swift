@@ -22,6 +22,21 @@ final class TransportTests: XCTestCase {
         XCTAssertEqual(patient.handle(CommandRequest(.previousTrack), now: 9).actions, [.play(itemID: 1, from: 0)])
     }
 
+    /// Reports of audio queued before a seek are stale: a gapless step into the next item, or
+    /// the old position, must not undo the seek (the daemon once showed track 2, then track 1).
+    func testReportsFromBeforeASeekAreIgnoredUntilTheEngineConfirmsIt() {
+        var (core, now) = Fixture(count: 3, current: 1, state: .playing).make()
+        XCTAssertEqual(core.handle(CommandRequest(.skipForward, interval: 5), now: now).actions, [.seek(to: 15)])
+        XCTAssertEqual(core.engineStartedItem(2, at: 0, now: now + 0.1), [])
+        XCTAssertEqual(core.currentItemID, 1)
+        XCTAssertEqual(core.position(at: now + 0.1), 15.1, accuracy: 1e-9)
+        // The engine confirms: from now on a report of item 2 is a real track change.
+        XCTAssertEqual(core.engineStartedItem(1, at: 15, now: now + 0.2), [])
+        XCTAssertEqual(core.engineStartedItem(2, at: 0, now: now + 1).map(\.reason), [.trackChanged])
+        XCTAssertEqual(core.currentItemID, 2)
+        now += 1
+    }
+
     func testSkipUsesTheCarriedIntervalOverThePreferredOne() {
         var core = Fixture(count: 3, current: 1, state: .playing).make().core
         XCTAssertEqual(core.handle(CommandRequest(.skipForward, interval: 5), now: 10).actions, [.seek(to: 15)])

@@ -1,0 +1,117 @@
+import Foundation
+import TestSupport
+import XCTest
+
+/// What a Now Playing subscriber sees: one publication per event, in order, never on a timer,
+/// and an `elapsed` that extrapolates to the real position.
+final class DaemonNowPlayingTests: XCTestCase {
+    override func setUpWithError() throws { try requirePacedDevice() }
+
+    func testPublicationLog() throws {
+        let world = try DaemonBench()
+        // Long enough that nothing ends by itself during the session and the quiet period.
+        let tracks = try (1...2).map { try world.fixture("np\($0).flac", taggedFixture($0, seconds: 12)) }
+        let control = try world.daemon.connect()
+        let added = try control.result("add", ["paths": tracks])
+        XCTAssertEqual(added.int("added"), 2, jsonText(added))
+
+        let subscriber = try world.daemon.connect()
+        let subscribed = try subscriber.result("subscribe", ["topics": ["nowPlaying"]])
+        XCTAssertEqual(subscribed.array("topics") as? [String], ["nowPlaying"], jsonText(subscribed))
+        subscriber.events.removeAll()
+
+        var expected: [(reason: String, replace: Bool)] = []
+        var acknowledged: [String: Double] = [:]
+        /// Sends a command and waits (up to 2 s) for the one publication it should cause.
+        func step(_ command: String, _ arguments: [String: Any] = [:], expect reason: String, replace: Bool,
+                  file: StaticString = #filePath, line: UInt = #line) throws {
+            let answer = try control.result(command, arguments)
+            acknowledged[command] = monotonicSeconds()
+            XCTAssertEqual(answer.string("status"), "success", "\(command): \(jsonText(answer))", file: file, line: line)
+            expected.append((reason, replace))
+            subscriber.collectEvents(timeout: 2, until: expected.count)
+        }
+
+        // The first play makes Track 1 current where nothing was: a full replacement, like a
+        // track change. Pause, resume and seeks are merged partial updates.
+        try step("play", expect: "playbackStarted", replace: true)
+        let playAcknowledged = acknowledged["play"]!
+        // A second after the play was acknowledged, the published clock says a second has
+        // played (give or take what the device buffers).
+        let bufferSeconds: Double
+        do {
+            let status = try world.waitForStatus(timeout: 1, "the device open") { $0.object("device")?.string("state") == "open" }
+            let device = status.object("device") ?? [:]
+            let frames = Double(device.int("bufferFrames") ?? 0)
+            let rate = Double(device.int("rate") ?? 48000)
+            bufferSeconds = frames / rate
+        }
+        sleepSeconds(max(0, playAcknowledged + 1 - monotonicSeconds()))
+        if let started = subscriber.events.first {
+            let extrapolated = extrapolatedElapsed(started)
+            let wall = monotonicSeconds() - playAcknowledged
+            XCTAssertEqual(extrapolated, wall, accuracy: 0.05 + bufferSeconds,
+                           "published clock vs wall time since play was acknowledged: \(jsonText(started.message))")
+        }
+
+        try step("pause", expect: "paused", replace: false)
+        try step("play", expect: "resumed", replace: false)
+        try step("seek", ["position": 5.0], expect: "seek", replace: false)
+        try step("next", expect: "trackChanged", replace: true)
+        try step("skip", ["seconds": 2.0], expect: "seek", replace: false)
+        let skipAcknowledged = acknowledged["skip"]!
+
+        // Three seconds of playing: nothing is published on a timer.
+        let before = subscriber.events.count
+        subscriber.collectEvents(timeout: 3)
+        let quiet = subscriber.events[before...].map { jsonText($0.message) }
+        XCTAssertEqual(quiet, [], "published while nothing happened")
+
+        let events = subscriber.events
+        let reasons = events.map { $0.message.object("data")?.string("reason") ?? "?" }
+        XCTAssertEqual(reasons, expected.map(\.reason), "publication reasons:\n" + events.map { jsonText($0.message) }.joined(separator: "\n"))
+        for (event, want) in zip(events, expected) {
+            XCTAssertEqual(event.message.string("event"), "nowPlaying")
+            let data = event.message.object("data") ?? [:]
+            XCTAssertEqual(data.bool("replace"), want.replace, "replace on \(want.reason): \(jsonText(data))")
+            let info = data.object("info") ?? [:]
+            for key in ["elapsed", "rate", "timestamp", "age"] {
+                XCTAssertNotNil(info.double(key), "\(want.reason): no \(key) in \(jsonText(info))")
+            }
+        }
+        if events.count == expected.count {
+            let infos = events.map { $0.message.object("data")?.object("info") ?? [:] }
+            XCTAssertEqual(infos[0].string("title"), "Track 1")
+            XCTAssertEqual(infos[0].double("rate"), 1)
+            XCTAssertEqual(infos[1].double("rate"), 0, "paused")
+            XCTAssertEqual(infos[2].double("rate"), 1, "resumed")
+            XCTAssertEqual(infos[2].double("elapsed") ?? -1, infos[1].double("elapsed") ?? -2, accuracy: 0.05,
+                           "resumed somewhere else than it paused")
+            XCTAssertEqual(infos[3].double("elapsed") ?? -1, 5, accuracy: 0.05, "seek")
+            XCTAssertEqual(infos[4].string("title"), "Track 2")
+            XCTAssertEqual(infos[4].int("queueIndex"), 1)
+            XCTAssertEqual(infos[4].double("elapsed") ?? -1, 0, accuracy: 0.05, "track change")
+            XCTAssertEqual(infos[5].string("title"), "Track 2")
+            XCTAssertEqual(infos[5].double("elapsed") ?? -1, 2, accuracy: 0.1, "skip +2 from the start of track 2")
+            // Still extrapolating correctly after the quiet period: skip target + time since.
+            let extrapolated = extrapolatedElapsed(events[5])
+            let target = infos[5].double("elapsed") ?? 0
+            XCTAssertEqual(extrapolated, target + (monotonicSeconds() - skipAcknowledged), accuracy: 0.05 + bufferSeconds,
+                           "published clock after 3 s without publications")
+            // And the daemon's own status agrees with the subscriber.
+            let status = try world.status()
+            XCTAssertEqual(status.double("elapsed") ?? -1, extrapolatedElapsed(events[5]), accuracy: 0.05, jsonText(status))
+            XCTAssertEqual(status.object("device")?.int("underruns"), 0, jsonText(status))
+        }
+        XCTAssertEqual(world.daemon.terminate()?.status, 0, daemonReport(world.daemon))
+    }
+
+    /// info.elapsed + rate × (age + time since the event was read).
+    private func extrapolatedElapsed(_ event: (received: Double, message: [String: Any])) -> Double {
+        let info = event.message.object("data")?.object("info") ?? [:]
+        let elapsed = info.double("elapsed") ?? .nan
+        let rate = info.double("rate") ?? .nan
+        let age = info.double("age") ?? .nan
+        return elapsed + rate * (age + monotonicSeconds() - event.received)
+    }
+}
