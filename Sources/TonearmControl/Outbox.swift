@@ -100,12 +100,15 @@ final class Outbox: Sendable {
         _ = write(wakeWriter, &byte, 1)
     }
 
-    /// Called by the server thread when the pipe is readable. The flag is cleared before the
-    /// read, and the server looks at every buffer after it, so no output is left behind.
+    /// Called by the server thread when the pipe is readable. The pipe is emptied first and the
+    /// flag cleared after, and the server looks at every buffer after that, so no output is
+    /// left behind. (Clearing first lost wake-ups: a writer could set the flag and write
+    /// between the clear and the read, the read took its byte, and with the flag left set
+    /// nobody wrote the pipe again — replies then waited for the next client to speak.)
     func drainWake() {
-        state.withLock { $0.wakePending = false }
         var bytes: (UInt64, UInt64) = (0, 0)
-        while read(wakeReader, &bytes, 16) == 16 {}
+        while read(wakeReader, &bytes, 16) > 0 {}
+        state.withLock { $0.wakePending = false }
     }
 }
 

@@ -1,4 +1,5 @@
 import Foundation
+import Synchronization
 import TonearmControl
 import TonearmJSON
 import XCTest
@@ -114,4 +115,40 @@ final class LockedLines: @unchecked Sendable {
     private var storage: [String] = []
     func append(_ line: String) { lock.withLock { storage.append(line) } }
     var lines: [String] { lock.withLock { storage } }
+}
+
+/// Replies completed on other threads, while events are published from yet another, must all
+/// wake the server: a lost wake-up once left answers waiting until the client spoke again.
+final class WakeUpTests: XCTestCase {
+    func testEveryLateReplyArrivesWithoutTheClientSpeakingAgain() throws {
+        let running = try RunningServer()
+        let publisher = Thread {
+            for _ in 0..<3000 {
+                running.server.publish(topic: "state", event: .int(1))
+                usleep(50)
+            }
+        }
+        publisher.start()
+        let clients = 4
+        let rounds = 1500
+        let done = DispatchGroup()
+        let missing = Mutex(0)
+        for _ in 0..<clients {
+            done.enter()
+            Thread {
+                defer { done.leave() }
+                guard let connection = try? RawConnection(path: running.path) else { return }
+                for id in 0..<rounds {
+                    // Answered from another thread after 0–1 ms: the reply races the server's poll.
+                    connection.send(#"{"id":\#(id),"command":"later","ms":\#(id % 2)}"# + "\n")
+                    if connection.readMessage(timeout: 2)?["id"]?.intValue != id {
+                        missing.withLock { $0 += 1 }
+                        return
+                    }
+                }
+            }.start()
+        }
+        XCTAssertEqual(done.wait(timeout: .now() + 60), .success)
+        XCTAssertEqual(missing.withLock { $0 }, 0, "a reply waited more than 2 s for a wake-up")
+    }
 }
