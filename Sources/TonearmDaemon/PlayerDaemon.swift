@@ -103,7 +103,7 @@ public actor PlayerDaemon {
                 try? await Task.sleep(for: .milliseconds(2))
             }
         }
-        save(force: true)
+        save()
         server?.stop()
         server = nil
         engine.shutdown()
@@ -125,7 +125,7 @@ public actor PlayerDaemon {
                 engine.play(EngineItem(id: id, path: item.path), from: target, resume: core.state == .playing)
             }
         }
-        if core.state == .playing && now - lastSave >= settings.saveIntervalSeconds { save(force: true) }
+        if core.state == .playing && now - lastSave >= settings.saveIntervalSeconds { save() }
     }
 
     func handle(_ event: PlaybackEvent, now: Double) {
@@ -133,7 +133,7 @@ public actor PlayerDaemon {
         case .itemStarted(let start):
             publish(core.engineStartedItem(start.itemID, at: start.position, now: now))
             publishStatusChanges()
-            save(force: true)
+            save()
         case .itemFailed(let id, let error):
             logger.error("\(error)", metadata: ["item": "\(id)"])
             server?.publish(topic: "state", event: .object([("error", .string(error.description)), ("item", .int(id))]))
@@ -147,7 +147,7 @@ public actor PlayerDaemon {
         case .endOfQueue:
             publish(core.engineReachedEndOfQueue(now: now))
             publishStatusChanges()
-            save(force: true)
+            save()
         case .deviceUnavailable(let error):
             logger.error("\(error); retrying every \(settings.playback.reopenIntervalMilliseconds) ms")
         case .deviceLost(let name):
@@ -168,7 +168,7 @@ public actor PlayerDaemon {
         for action in outcome.actions { perform(action) }
         publish(outcome.publications)
         publishStatusChanges()
-        save(force: false)
+        save()
     }
 
     func perform(_ action: EngineAction) {
@@ -244,7 +244,7 @@ public actor PlayerDaemon {
     }
 
     /// Writes the state (atomically: temp file, fsync, rename, fsync directory).
-    func save(force: Bool) {
+    func save() {
         do {
             try store.save(record())
             lastSave = Self.now()
