@@ -1,62 +1,191 @@
 import Synchronization
 
+/// How long each kind of gain change takes, in seconds. The mixer turns them into frames at the
+/// device's rate in `init` and `configure`.
+public struct MixerTiming: Hashable, Sendable {
+    /// A volume change (`MixerInput.gain`), linear in amplitude.
+    public var volume: Double
+    /// Ducking down to `MixerInput.duckLevel`, linear in dB.
+    public var duck: Double
+    /// Coming back up from a duck, linear in dB.
+    public var duckRestore: Double
+    /// A fade out (pause, interruption) or in (`MixerInput.fade`), linear in amplitude.
+    public var fade: Double
+    /// Time constant of the limiter's release.
+    public var limiterRelease: Double
+
+    public init(volume: Double = 0.02, duck: Double = 0.15, duckRestore: Double = 0.3, fade: Double = 0.03,
+                limiterRelease: Double = 0.1) {
+        self.volume = volume
+        self.duck = duck
+        self.duckRestore = duckRestore
+        self.fade = fade
+        self.limiterRelease = limiterRelease
+    }
+}
+
 /// One stream feeding the mixer: a ring of samples already in the device's rate and channel
-/// layout, and a gain the control plane sets and the render path ramps towards.
+/// layout, and three gain factors the control plane sets from any thread and the render path
+/// ramps towards, each over its own time (`MixerTiming`). The stream sounds at
+/// `gain × duckLevel × fade`.
 public final class MixerInput: @unchecked Sendable {
     public let ring: SPSCRing
-    private let targetGainBits = Atomic<UInt32>(Float(1).bitPattern)
-    private let enabledFlag = Atomic<Bool>(true)
-    /// Render-thread state: the gain applied to the last sample.
-    fileprivate var currentGain: Float = 1
-    fileprivate var rampTarget: Float = 1
-    fileprivate var rampStep: Float = 0
+    private let volumeBits: Atomic<UInt32>
+    private let duckBits: Atomic<UInt32>
+    private let fadeBits: Atomic<UInt32>
+    private let enabledFlag: Atomic<Bool>
+    private let appliedBits: Atomic<UInt32>
+    /// `attach` publishes the factors a new stream starts at, then bumps the generation.
+    private let attachGeneration = Atomic<Int>(0)
+    private let startVolumeBits = Atomic<UInt32>(Float(1).bitPattern)
+    private let startDuckBits = Atomic<UInt32>(Float(1).bitPattern)
+    private let startFadeBits = Atomic<UInt32>(Float(1).bitPattern)
 
-    /// `gain` applies from the first sample, with no ramp.
-    public init(ring: SPSCRing, gain: Float = 1) {
+    // Render-thread state.
+    fileprivate var volumeRamp: GainRamp
+    fileprivate var duckRamp: GainRamp
+    fileprivate var fadeRamp: GainRamp
+    fileprivate var seenGeneration = 0
+
+    /// The factors apply from the first sample, with no ramp.
+    public init(ring: SPSCRing, gain: Float = 1, duckLevel: Float = 1, fade: Float = 1, isEnabled: Bool = true) {
         self.ring = ring
-        targetGainBits.store(gain.bitPattern, ordering: .relaxed)
-        currentGain = gain
-        rampTarget = gain
+        volumeBits = Atomic(gain.bitPattern)
+        duckBits = Atomic(duckLevel.bitPattern)
+        fadeBits = Atomic(fade.bitPattern)
+        enabledFlag = Atomic(isEnabled)
+        appliedBits = Atomic((gain * duckLevel * fade).bitPattern)
+        volumeRamp = GainRamp(gain)
+        duckRamp = GainRamp(duckLevel)
+        fadeRamp = GainRamp(fade)
     }
 
-    /// Linear gain the stream ramps to (1 = unity, bit-perfect when alone).
+    /// The volume: linear gain the stream ramps to (1 = unity). At 0 the stream is silent.
     public var gain: Float {
-        get { Float(bitPattern: targetGainBits.load(ordering: .relaxed)) }
-        set { targetGainBits.store(newValue.bitPattern, ordering: .relaxed) }
+        get { Float(bitPattern: volumeBits.load(ordering: .relaxed)) }
+        set { volumeBits.store(newValue.bitPattern, ordering: .relaxed) }
     }
 
-    /// A disabled input is not read (its samples wait in the ring).
+    /// The duck: 1 when not ducked, e.g. 0.1778 (−15 dB) while another session ducks others.
+    public var duckLevel: Float {
+        get { Float(bitPattern: duckBits.load(ordering: .relaxed)) }
+        set { duckBits.store(newValue.bitPattern, ordering: .relaxed) }
+    }
+
+    /// The fade: 1 audible, 0 faded out (paused or interrupted).
+    public var fade: Float {
+        get { Float(bitPattern: fadeBits.load(ordering: .relaxed)) }
+        set { fadeBits.store(newValue.bitPattern, ordering: .relaxed) }
+    }
+
+    /// A disabled input is not read (its samples wait in the ring) and its ramps stand still.
     public var isEnabled: Bool {
         get { enabledFlag.load(ordering: .relaxed) }
         set { enabledFlag.store(newValue, ordering: .relaxed) }
+    }
+
+    /// `gain × duckLevel × fade` as applied to the last frame rendered, published once a period;
+    /// any thread may read it (`tonearm sessions` shows it).
+    public var appliedGain: Float { Float(bitPattern: appliedBits.load(ordering: .relaxed)) }
+
+    /// Starts a new stream in this slot: the factors apply from its first sample with no ramp,
+    /// whatever the slot's previous stream left in its ramps. Setting a factor afterwards ramps
+    /// from these, so `attach(fade: 0)` then `fade = 1` fades the stream in.
+    public func attach(gain: Float = 1, duckLevel: Float = 1, fade: Float = 1) {
+        startVolumeBits.store(gain.bitPattern, ordering: .relaxed)
+        startDuckBits.store(duckLevel.bitPattern, ordering: .relaxed)
+        startFadeBits.store(fade.bitPattern, ordering: .relaxed)
+        self.gain = gain
+        self.duckLevel = duckLevel
+        self.fade = fade
+        attachGeneration.add(1, ordering: .releasing)
+        enabledFlag.store(true, ordering: .releasing)
+    }
+
+    // Render-thread side.
+
+    /// Enabled, with whatever `attach` published before enabling visible.
+    @inline(__always)
+    fileprivate var isEnabledForRendering: Bool { enabledFlag.load(ordering: .acquiring) }
+
+    /// Jumps to the factors of a stream `attach`ed since the last period.
+    @inline(__always)
+    fileprivate func takeAttach() {
+        let generation = attachGeneration.load(ordering: .acquiring)
+        guard generation != seenGeneration else { return }
+        seenGeneration = generation
+        volumeRamp.snap(to: Float(bitPattern: startVolumeBits.load(ordering: .relaxed)))
+        duckRamp.snap(to: Float(bitPattern: startDuckBits.load(ordering: .relaxed)))
+        fadeRamp.snap(to: Float(bitPattern: startFadeBits.load(ordering: .relaxed)))
+    }
+
+    @inline(__always)
+    fileprivate var isSettledAtUnity: Bool {
+        volumeRamp.isSettled(at: 1) && duckRamp.isSettled(at: 1) && fadeRamp.isSettled(at: 1)
+    }
+
+    @inline(__always)
+    fileprivate func publishAppliedGain() {
+        let applied = Float(volumeRamp.value * duckRamp.value * fadeRamp.value)
+        appliedBits.store(applied.bitPattern, ordering: .relaxed)
     }
 }
 
 /// Sums its inputs into one device period.
 ///
 /// The first input is the primary stream (the player): its samples are never padded or
-/// dropped, so it decides how many frames a period holds. Alone, enabled and at unity gain it
-/// takes the integer path, which is bit-perfect; otherwise every input is mixed in floating
-/// point with per-sample gain ramps and converted (dithered to 16 bits) to the device format.
+/// dropped, so it decides how many frames a period holds. Alone, enabled and with every factor
+/// settled at exactly 1 it takes the integer path, which is bit-perfect; otherwise every input
+/// is mixed in floating point with per-frame gain ramps, limited (`PeakLimiter`) when the sum
+/// would exceed full scale, and converted (dithered to 16 bits) to the device format.
+///
+/// The inputs are slots created up front (say 8, the player's first); sessions reuse them
+/// without locks. A session takes a free slot, writes into its ring and calls `attach`; it
+/// leaves by setting `isEnabled = false` (after fading out, once `appliedGain` is 0). The mixer
+/// takes every cut on a secondary slot's ring at once, enabled or not, so a session clears what
+/// the slot's previous stream left with `ring.cutNow(format: nil)` before it writes; the format
+/// of such a cut is ignored, since secondary rings already carry the device's layout. The
+/// primary ring's cuts are its owner's (the engine's).
+///
+/// A secondary input with fewer frames than the period is padded with silence; one whose ring
+/// is empty contributes nothing. Its ramps keep the device's time meanwhile, so a stream that
+/// restarts does so at the gain its ramps have reached, not partway through an old ramp.
 public final class Mixer: @unchecked Sendable {
     public let inputs: [MixerInput]
     public private(set) var maxFrames: Int
     public private(set) var format: DeviceFormat
-    /// Frames a gain change takes to complete, so no change clicks.
+    public private(set) var timing: MixerTiming
+    /// Frames a volume change takes to complete, so no change clicks.
     public private(set) var rampFrames: Int
+    /// Frames a fade (out or in) takes.
+    public private(set) var fadeFrames: Int
+    /// Frames a duck takes going down, and coming back up.
+    public private(set) var duckFrames: Int
+    public private(set) var duckRestoreFrames: Int
 
     private var intScratch: UnsafeMutablePointer<Int32>
     private var floatScratch: UnsafeMutablePointer<Float>
     private var dither = TPDFDither()
+    private var limiter: PeakLimiter
 
-    public init(inputs: [MixerInput], format: DeviceFormat, maxFrames: Int, rampSeconds: Double = 0.02) {
+    public init(inputs: [MixerInput], format: DeviceFormat, maxFrames: Int, timing: MixerTiming = MixerTiming()) {
         precondition(!inputs.isEmpty)
         self.inputs = inputs
         self.format = format
         self.maxFrames = maxFrames
-        rampFrames = max(1, Int(Double(format.sampleRate) * rampSeconds))
+        self.timing = timing
+        rampFrames = Mixer.frames(timing.volume, format.sampleRate)
+        fadeFrames = Mixer.frames(timing.fade, format.sampleRate)
+        duckFrames = Mixer.frames(timing.duck, format.sampleRate)
+        duckRestoreFrames = Mixer.frames(timing.duckRestore, format.sampleRate)
+        limiter = PeakLimiter(releaseSeconds: timing.limiterRelease, sampleRate: format.sampleRate)
         intScratch = .allocate(capacity: maxFrames * format.channels)
         floatScratch = .allocate(capacity: maxFrames * format.channels)
+    }
+
+    /// A mixer whose volume changes take `rampSeconds`; the other times are the defaults.
+    public convenience init(inputs: [MixerInput], format: DeviceFormat, maxFrames: Int, rampSeconds: Double) {
+        self.init(inputs: inputs, format: format, maxFrames: maxFrames, timing: MixerTiming(volume: rampSeconds))
     }
 
     deinit {
@@ -64,8 +193,14 @@ public final class Mixer: @unchecked Sendable {
         floatScratch.deallocate()
     }
 
-    /// Adopts a new device format; allocates, so it is called between periods, never inside one.
-    public func configure(format: DeviceFormat, maxFrames: Int) {
+    private static func frames(_ seconds: Double, _ sampleRate: Int) -> Int {
+        max(1, Int((seconds * Double(sampleRate)).rounded()))
+    }
+
+    /// Adopts a new device format (and, when given, new ramp times), recomputing every ramp's
+    /// length in frames at the new rate; allocates, so it is called between periods, never
+    /// inside one. A ramp under way finishes at its old pace.
+    public func configure(format: DeviceFormat, maxFrames: Int, timing: MixerTiming? = nil) {
         let samples = maxFrames * format.channels
         if samples > self.maxFrames * self.format.channels {
             intScratch.deallocate()
@@ -75,13 +210,24 @@ public final class Mixer: @unchecked Sendable {
         }
         self.format = format
         self.maxFrames = maxFrames
-        rampFrames = max(1, format.sampleRate / 50)
+        if let timing { self.timing = timing }
+        rampFrames = Mixer.frames(self.timing.volume, format.sampleRate)
+        fadeFrames = Mixer.frames(self.timing.fade, format.sampleRate)
+        duckFrames = Mixer.frames(self.timing.duck, format.sampleRate)
+        duckRestoreFrames = Mixer.frames(self.timing.duckRestore, format.sampleRate)
+        limiter.configure(releaseSeconds: self.timing.limiterRelease, sampleRate: format.sampleRate)
     }
 
-    /// `input` has faded out completely. Output thread only.
+    /// `input` has gone silent: its fade, volume or duck has reached 0 and is meant to stay
+    /// there. Output thread only.
     public func isSilent(_ input: MixerInput) -> Bool {
-        input.currentGain == 0 && input.gain == 0
+        (input.fadeRamp.isSettled(at: 0) && input.fade == 0)
+            || (input.volumeRamp.isSettled(at: 0) && input.gain == 0)
+            || (input.duckRamp.isSettled(at: 0) && input.duckLevel == 0)
     }
+
+    /// The limiter's gain on the last frame (1 = not limiting). Output thread only.
+    public var limiterGain: Float { Float(limiter.gain) }
 
     /// Scratch memory the render path uses, for `mlock`.
     public var scratchRegions: [UnsafeMutableRawBufferPointer] {
@@ -94,15 +240,17 @@ public final class Mixer: @unchecked Sendable {
 
     // ── Render path begins ───────────────────────────────────────────────────────────────
     // From here to "Render path ends": no allocation, no lock, no logging, no actor call, no
-    // system call. Everything touched was allocated in `init`/`configure`.
+    // system call. Everything touched was allocated in `init`/`configure`. `GainRamp` and
+    // `PeakLimiter` are part of it.
 
     /// Renders up to `frames` frames into `destination` (device format, interleaved); returns
     /// the number rendered, 0 when the primary stream has nothing ready.
     public func render(into destination: UnsafeMutableRawPointer, frames requested: Int) -> Int {
         let channels = format.channels
         let primary = inputs[0]
+        let primaryEnabled = primary.isEnabledForRendering
         let frames: Int
-        if primary.isEnabled {
+        if primaryEnabled {
             frames = min(requested, maxFrames, primary.ring.readableSamples / channels)
         } else {
             frames = min(requested, maxFrames)
@@ -110,60 +258,99 @@ public final class Mixer: @unchecked Sendable {
         guard frames > 0 else { return 0 }
         let samples = frames * channels
 
-        if primary.isEnabled && primary.currentGain == 1 && primary.gain == 1 && onlyPrimaryHasData() {
+        // Targets are read once a period: a change starts ramping at the period's first frame.
+        // Index loops: iterating the array itself would instantiate generic metadata here.
+        var othersHaveData = false
+        var index = 0
+        while index < inputs.count {
+            let input = inputs[index]
+            if index > 0 && input.ring.reachedCut != nil { input.ring.takeCut() }
+            if index == 0 ? primaryEnabled : input.isEnabledForRendering {
+                prepare(input)
+                if index > 0 && input.ring.readableSamples >= channels { othersHaveData = true }
+            }
+            index += 1
+        }
+
+        if primaryEnabled && !othersHaveData && primary.isSettledAtUnity && limiter.gain == 1 {
             primary.ring.read(into: intScratch, count: samples)
             SampleConversion.pack(intScratch, count: samples, into: destination, format: format.sampleFormat)
+            primary.publishAppliedGain()
+            // Secondary inputs with nothing to play still keep the device's time.
+            index = 1
+            while index < inputs.count {
+                let input = inputs[index]
+                index += 1
+                guard input.isEnabledForRendering else { continue }
+                input.volumeRamp.advance(by: frames)
+                input.duckRamp.advance(by: frames)
+                input.fadeRamp.advance(by: frames)
+                input.publishAppliedGain()
+            }
             return frames
         }
 
         floatScratch.update(repeating: 0, count: samples)
-        // Index loops: iterating the array itself would instantiate generic metadata here.
-        var index = 0
+        index = 0
         while index < inputs.count {
             let input = inputs[index]
+            let enabled = index == 0 ? primaryEnabled : input.isEnabledForRendering
             index += 1
-            guard input.isEnabled else { continue }
+            guard enabled else { continue }
             let available = min(samples, input.ring.readableSamples / channels * channels)
             let n = input.ring.read(into: intScratch, count: available)
-            accumulate(input, count: n, channels: channels)
+            accumulate(input, frames: n / channels, of: frames, channels: channels)
+            input.publishAppliedGain()
         }
+        limiter.process(floatScratch, frames: frames, channels: channels)
         SampleConversion.pack(floatScratch, count: samples, into: destination, format: format.sampleFormat,
                               dither: &dither, scratch: intScratch)
         return frames
     }
 
+    /// Takes a new `attach` and points the ramps at the current targets.
     @inline(__always)
-    private func onlyPrimaryHasData() -> Bool {
-        var index = 1
-        while index < inputs.count {
-            if inputs[index].isEnabled && inputs[index].ring.readableSamples > 0 { return false }
-            index += 1
-        }
-        return true
+    private func prepare(_ input: MixerInput) {
+        input.takeAttach()
+        input.volumeRamp.retarget(input.gain, frames: rampFrames, inDecibels: false)
+        let duck = input.duckLevel
+        let down = Double(duck) < input.duckRamp.value
+        input.duckRamp.retarget(duck, frames: down ? duckFrames : duckRestoreFrames, inDecibels: true)
+        input.fadeRamp.retarget(input.fade, frames: fadeFrames, inDecibels: false)
     }
 
-    /// Adds `count` samples from `intScratch` to the float bus, ramping the input's gain
-    /// linearly towards its target over `rampFrames`.
+    /// Adds `count` frames from `intScratch` to the float bus, each at the product of the
+    /// input's factors for that frame; the rest of the period's `total` frames pass silently.
     @inline(__always)
-    private func accumulate(_ input: MixerInput, count: Int, channels: Int) {
-        let target = input.gain
-        var gain = input.currentGain
-        if target != input.rampTarget {
-            input.rampTarget = target
-            input.rampStep = (target - gain) / Float(rampFrames)
-        }
-        let step = input.rampStep
-        var i = 0
-        while i < count {
-            if gain != target {
-                gain += step
-                if (step > 0 && gain > target) || (step < 0 && gain < target) { gain = target }
+    private func accumulate(_ input: MixerInput, frames count: Int, of total: Int, channels: Int) {
+        // Local copies: no exclusivity check per frame on the class's stored properties.
+        var volume = input.volumeRamp
+        var duck = input.duckRamp
+        var fade = input.fadeRamp
+        let end = count * channels
+        if volume.isSettled && duck.isSettled && fade.isSettled {
+            let scaled = Float(volume.value * duck.value * fade.value) * SampleConversion.int32Scale
+            if scaled != 0 {
+                var i = 0
+                while i < end {
+                    floatScratch[i] += Float(intScratch[i]) * scaled
+                    i += 1
+                }
             }
-            let scaled = gain * SampleConversion.int32Scale
-            for c in 0..<channels { floatScratch[i + c] += Float(intScratch[i + c]) * scaled }
-            i += channels
+        } else {
+            var i = 0
+            while i < end {
+                let scaled = Float(volume.next() * duck.next() * fade.next()) * SampleConversion.int32Scale
+                for c in 0..<channels { floatScratch[i + c] += Float(intScratch[i + c]) * scaled }
+                i += channels
+            }
         }
-        input.currentGain = gain
+        volume.advance(by: total - count)
+        duck.advance(by: total - count)
+        fade.advance(by: total - count)
+        input.volumeRamp = volume
+        input.duckRamp = duck
+        input.fadeRamp = fade
     }
     // ── Render path ends ─────────────────────────────────────────────────────────────────
 }

@@ -108,6 +108,38 @@ final class MixerTests: XCTestCase {
         XCTAssertEqual(rendered, 256 * periods)
         XCTAssertEqual(bitPerfectAllocations, 0)
         XCTAssertEqual(mixingAllocations, 0)
+
+        // Everything at once: volume, duck (in dB) and fade ramps, a slot attached and one cut,
+        // a secondary with an empty ring keeping time, and the limiter holding two loud streams.
+        let loud = [Int32](repeating: .max, count: 256 * 2 * periods)
+        _ = samples.withUnsafeBufferPointer { a.ring.write($0) }
+        let c = MixerInput(ring: ring(loud, capacity: loud.count))
+        let empty = MixerInput(ring: SPSCRing(capacity: 64))
+        let full = Mixer(inputs: [a, b, c, empty], format: stereo16, maxFrames: 256)
+        _ = b.ring.cutNow(format: nil)
+        _ = samples.withUnsafeBufferPointer { b.ring.write($0) }
+        b.attach(gain: 0.8, fade: 0)
+        a.gain = 1
+        a.duckLevel = 0.1778
+        b.fade = 1
+        empty.duckLevel = 0.5
+        allocation_counter_start()
+        var fullRendered = 0
+        var leastLimiterGain: Float = 1
+        for period in 0..<periods {
+            if period == periods / 4 {
+                a.duckLevel = 1
+                a.fade = 0.5
+                c.gain = 0.9
+                empty.fade = 0
+            }
+            fullRendered += full.render(into: out, frames: 256)
+            leastLimiterGain = min(leastLimiterGain, full.limiterGain)
+        }
+        let fullAllocations = allocation_counter_stop()
+        XCTAssertEqual(fullRendered, 256 * periods)
+        XCTAssertLessThan(leastLimiterGain, 1)
+        XCTAssertEqual(fullAllocations, 0)
     }
 
     /// The counter itself works: without this, a zero above would prove nothing.
