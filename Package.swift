@@ -88,6 +88,7 @@ let package = Package(
 
         .testTarget(name: "TonearmAudioTests", dependencies: ["TonearmAudio", "CAllocationCounter"]),
         .testTarget(name: "TonearmALSATests", dependencies: ["TonearmALSA", "TonearmAudio", "CAllocationCounter"]),
+        .testTarget(name: "TonearmPlaybackTests", dependencies: ["TonearmPlayback", "TonearmAudio", "TestSupport"]),
         .testTarget(name: "TonearmFLACTests", dependencies: ["TonearmFLAC", "TestSupport"]),
         .testTarget(name: "TonearmGPIOTests", dependencies: ["TonearmGPIO"]),
         .testTarget(name: "TonearmJSONTests", dependencies: ["TonearmJSON"]),

@@ -30,6 +30,11 @@ public struct PlaybackOptions: Sendable {
     public var stallTimeoutMilliseconds: Int?
     /// SCHED_FIFO priority asked for by the output thread.
     public var realtimePriority: Int32 = 70
+    /// Mixer slots for sessions' streams besides the player (`startStream`).
+    public var streamSlots = 3
+    /// Samples each stream slot's ring holds: 0.5 s at 48 kHz stereo. Small, so several slots
+    /// keep the daemon's resident size down; the producer refills it every few milliseconds.
+    public var streamRingSamples = 48_000
 
     public init() {}
 }
@@ -95,13 +100,20 @@ public struct DeviceStatus: Sendable {
 /// resume and volume act at the mixer, so they reach the speaker within the ALSA buffer, not
 /// after the read-ahead. The two threads share only the ring and atomics; the output thread
 /// takes no lock. The control plane learns what happened with `nextEvents()`.
+///
+/// Sessions' streams (`startStream`) play beside the player through the mixer's other slots,
+/// each fed by its own producer thread; the output keeps running for them while the player is
+/// paused or idle, with the player's input disabled so the mixer renders whole periods of them.
 public final class PlaybackEngine: @unchecked Sendable {
     public let options: PlaybackOptions
     /// What follows an item in the queue; called on the decoder thread.
     private let upcoming: @Sendable (Int) -> EngineItem?
 
     private let ring: SPSCRing
-    private let playerInput: MixerInput
+    let playerInput: MixerInput
+    /// Sessions' streams, mixer inputs 1…; created once, reused.
+    let streamSlots: [StreamSlot]
+    let streamClaims = Mutex<Void>(())
     private let mixer: Mixer
 
     // Control → decoder thread.
@@ -114,12 +126,12 @@ public final class PlaybackEngine: @unchecked Sendable {
 
     /// Wake the decoder (new command) and the output thread (new command, cut or audio).
     private let decoderWakeup = Wakeup()
-    private let outputWakeup = Wakeup()
+    let outputWakeup = Wakeup()
     /// Ring sample index where the queue ends; `Int.max` while more is coming. Decoder → output.
     private let queueEnd = Atomic<Int>(Int.max)
 
     // Control → output thread.
-    private let stopRequested = Atomic<Bool>(false)
+    let stopRequested = Atomic<Bool>(false)
     private let pauseRequested = Atomic<Bool>(false)
     private let volumeBits = Atomic<UInt32>(Float(1).bitPattern)
 
@@ -136,8 +148,13 @@ public final class PlaybackEngine: @unchecked Sendable {
     private let deviceState = Atomic<Int>(0)  // DeviceStatus.State, by index
     /// Device rate and channels, published by the output thread before it takes a cut with a
     /// new format, read by the decoder thread after.
-    private let deviceRate = Atomic<Int>(0)
-    private let deviceChannels = Atomic<Int>(0)
+    let deviceRate = Atomic<Int>(0)
+    let deviceChannels = Atomic<Int>(0)
+    /// Bumped each time the device is (re)configured, after the rate and channels; a stream's
+    /// producer converts afresh when it changes.
+    let deviceGeneration = Atomic<Int>(0)
+    /// The format to open the device at when a stream starts before anything has played.
+    let streamDeviceRequest = Mutex<StreamFormat?>(nil)
     /// The device format as of the last (re)configuration and the last open error, for the
     /// control plane (the output thread writes them outside the render path).
     private let currentFormat = Mutex<DeviceFormat?>(nil)
@@ -176,8 +193,11 @@ public final class PlaybackEngine: @unchecked Sendable {
         let volume = Float(max(0, min(100, options.volumePercent)) / 100)
         volumeBits.store(volume.bitPattern, ordering: .relaxed)
         playerInput = MixerInput(ring: ring, gain: volume)
+        streamSlots = (0..<max(0, options.streamSlots)).map {
+            StreamSlot(index: $0 + 1, ringSamples: max(1024, options.streamRingSamples))
+        }
         // Sized for the defaults; `configure` grows it for the device actually opened.
-        mixer = Mixer(inputs: [playerInput],
+        mixer = Mixer(inputs: [playerInput] + streamSlots.map(\.input),
                       format: DeviceFormat(sampleFormat: .s16LE, sampleRate: 48000, channels: 2,
                                            periodFrames: options.periodFrames, bufferFrames: options.bufferFrames),
                       maxFrames: options.periodFrames)
@@ -199,6 +219,12 @@ public final class PlaybackEngine: @unchecked Sendable {
         outputWakeup.post()
         for thread in threads { thread.join() }
         threads = []
+        streamClaims.withLock { _ in
+            for slot in streamSlots {
+                slot.thread?.join()
+                slot.thread = nil
+            }
+        }
     }
 
     // MARK: Commands (control plane)
@@ -527,6 +553,10 @@ public final class PlaybackEngine: @unchecked Sendable {
         var lost = false  // the device went away (as opposed to being closed for a new format)
         var everOpened = false
         var paused = true  // faded out and idle (also before anything plays)
+        var playerSounding = true  // the player's input takes part in the periods rendered
+        var othersOnly = false  // the last periods held only sessions' streams
+        var playerIdle = true  // the player is paused or at the end of its queue
+        var reportedIdle = true  // mirrors outputIdle
 
         func adopt(_ opened: PCMDevice) {
             let f = opened.format
@@ -541,6 +571,7 @@ public final class PlaybackEngine: @unchecked Sendable {
             currentFormat.withLock { $0 = f }
             deviceRate.store(f.sampleRate, ordering: .relaxed)
             deviceChannels.store(f.channels, ordering: .relaxed)
+            deviceGeneration.add(1, ordering: .releasing)
             setDeviceState(.open)
         }
 
@@ -553,6 +584,14 @@ public final class PlaybackEngine: @unchecked Sendable {
         }
 
         while !stopRequested.load(ordering: .relaxed) {
+            // A session's new stream clears what its slot's last stream left.
+            var slot = 0
+            while slot < streamSlots.count {
+                let slotRing = streamSlots[slot].ring
+                if slotRing.reachedCut != nil { slotRing.takeCut() }
+                slot += 1
+            }
+
             // A cut: a seek or skip (drop what is queued) or a track boundary (play it out),
             // perhaps with a new format (reconfigure). Taken even while paused.
             if let cut = ring.reachedCut, pending == 0 || !cut.playsOut {
@@ -575,6 +614,11 @@ public final class PlaybackEngine: @unchecked Sendable {
                     ring.takeCut()
                     continue
                 }
+            }
+
+            // A stream started before anything played opens the device at its own format.
+            if request == nil, let wanted = streamDeviceRequest.withLock({ $0 }) {
+                request = OutputRequest(stream: wanted, periodFrames: options.periodFrames, bufferFrames: options.bufferFrames)
             }
 
             if device == nil, let wanted = request {
@@ -601,32 +645,53 @@ public final class PlaybackEngine: @unchecked Sendable {
             let pauseWanted = pauseRequested.load(ordering: .acquiring)
             playerInput.gain = pauseWanted ? 0 : Float(bitPattern: volumeBits.load(ordering: .relaxed))
             if pending == 0 {
-                // Paused (once faded out), or at the end of the queue: the device idles.
+                let othersWant = format.map { streamsWantOutput(periodSamples: $0.periodFrames * $0.channels) } ?? false
+                // Paused (once faded out), or at the end of the queue: the player is silent, and
+                // unless a session's stream has audio the device idles.
                 let atEnd = ring.readableSamples == 0 && ring.samplesRead >= queueEnd.load(ordering: .acquiring)
-                if (pauseWanted && (paused || mixer.isSilent(playerInput))) || atEnd {
+                let playerSilent = (pauseWanted && (paused || mixer.isSilent(playerInput))) || atEnd
+                if playerSilent && !othersWant {
                     if !paused {
-                        if pauseWanted { device?.drop() } else if let dev = device {
+                        // A pause drops the player's faded-out tail; a session's stream plays out.
+                        if pauseWanted && !othersOnly { device?.drop() } else if let dev = device {
                             dev.drain(timeoutMilliseconds: 1000 + dev.format.bufferFrames * 1000 / dev.format.sampleRate)
                         }
                         paused = true
                     }
+                    othersOnly = false
+                    playerIdle = true
+                    reportedIdle = true
                     outputIdle.store(true, ordering: .releasing)
                     outputWakeup.wait(milliseconds: 100)
                     continue
                 }
-                if ring.readableSamples == 0 {
-                    // The decoder is behind (start-up, a seek, a slow disk): wait for it.
-                    outputWakeup.wait(milliseconds: 1)
-                    continue
+                if playerSilent {
+                    playerSounding = false
+                    playerIdle = true
+                } else if ring.readableSamples == 0 {
+                    // The decoder is behind (start-up, a seek, a slow disk): wait for it, or let
+                    // the sessions' streams go on without the player until it catches up.
+                    guard othersWant else {
+                        outputWakeup.wait(milliseconds: 1)
+                        continue
+                    }
+                    playerSounding = false
+                } else {
+                    playerSounding = true
+                    playerIdle = false
                 }
+                // A disabled primary input lets the mixer render periods of the other inputs.
+                playerInput.isEnabled = playerSounding
             }
             guard let dev = device, let f = format else {
                 outputWakeup.wait(milliseconds: 10)
                 continue
             }
-            if paused {
-                paused = false
-                outputIdle.store(false, ordering: .releasing)
+            paused = false
+            othersOnly = !playerSounding
+            if reportedIdle != playerIdle {
+                reportedIdle = playerIdle
+                outputIdle.store(playerIdle, ordering: .releasing)
             }
 
             if pending == 0 {
@@ -658,8 +723,20 @@ public final class PlaybackEngine: @unchecked Sendable {
         outputFinished.store(true, ordering: .releasing)
     }
 
+    /// Some session's stream has audio to play now. Output thread; no lock, no allocation.
+    @inline(__always)
+    private func streamsWantOutput(periodSamples: Int) -> Bool {
+        var slot = 0
+        while slot < streamSlots.count {
+            if streamSlots[slot].wantsOutput(periodSamples: periodSamples) { return true }
+            slot += 1
+        }
+        return false
+    }
+
     private func lockMemory(_ buffer: UnsafeMutableRawPointer, _ bytes: Int) {
         let regions = [ring.storageRegion, UnsafeMutableRawBufferPointer(start: buffer, count: bytes)] + mixer.scratchRegions
+            + streamSlots.map(\.ring.storageRegion)
         let error = lockRegions(regions)
         if memlockErrno.load(ordering: .relaxed) <= 0 { memlockErrno.store(error, ordering: .relaxed) }
     }
