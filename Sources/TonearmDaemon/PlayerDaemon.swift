@@ -47,6 +47,10 @@ public actor PlayerDaemon {
     /// Scanning (seekForward/seekBackward held, `core.scanRate`): when the last step was taken.
     var lastScanStep: Double = 0
     var lastSave: Double = 0
+    /// The engine's number for the latest play or stop: starts it reports with a lower number
+    /// describe audio queued before it (a late start of the previous play, a gapless step that
+    /// a seek abandoned) and are not passed to the core.
+    var latestRequest = 0
     var lastPublishedCommands: [RemoteCommand: Bool] = [:]
     var lastPublishedState: TransportState?
     var shuttingDown = false
@@ -122,7 +126,7 @@ public actor PlayerDaemon {
             if let duration = item.metadata.duration, target >= duration {
                 apply(core.handle(CommandRequest(.seekForward, scanning: .end), now: now))
             } else {
-                engine.play(EngineItem(id: id, path: item.path), from: target, resume: core.state == .playing)
+                latestRequest = engine.play(EngineItem(id: id, path: item.path), from: target, resume: core.state == .playing)
             }
         }
         if core.state == .playing && now - lastSave >= settings.saveIntervalSeconds { save() }
@@ -131,6 +135,7 @@ public actor PlayerDaemon {
     func handle(_ event: PlaybackEvent, now: Double) {
         switch event {
         case .itemStarted(let start):
+            guard start.request >= latestRequest else { return }
             publish(core.engineStartedItem(start.itemID, at: start.position, now: now))
             publishStatusChanges()
             save()
@@ -176,7 +181,7 @@ public actor PlayerDaemon {
         case .play(let id, let from):
             guard let item = core.queue.first(where: { $0.id == id }) else { return }
             upcoming.update(core)
-            engine.play(EngineItem(id: id, path: item.path), from: from)
+            latestRequest = engine.play(EngineItem(id: id, path: item.path), from: from)
         case .pause:
             engine.pause()
         case .resume:
@@ -184,9 +189,9 @@ public actor PlayerDaemon {
         case .seek(let position):
             guard let id = core.currentItemID, let item = core.queue.first(where: { $0.id == id }) else { return }
             // A seek while paused readies the new place without making a sound.
-            engine.play(EngineItem(id: id, path: item.path), from: position, resume: core.state == .playing)
+            latestRequest = engine.play(EngineItem(id: id, path: item.path), from: position, resume: core.state == .playing)
         case .stop:
-            engine.stop()
+            latestRequest = engine.stop()
         case .setVolume(let percent):
             if let control = settings.mixerControl {
                 do {

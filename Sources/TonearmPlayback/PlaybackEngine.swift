@@ -58,6 +58,10 @@ public struct ItemStart: Sendable {
     public var position: Double
     /// The device configuration it plays through.
     public var device: DeviceFormat
+    /// The number of the `play` (or `stop`) call this start follows from; a gapless step
+    /// inherits it. A start numbered below the latest call describes audio queued before that
+    /// call, so it is stale.
+    public var request: Int
 }
 
 /// Something the control plane should know about, oldest first.
@@ -118,11 +122,13 @@ public final class PlaybackEngine: @unchecked Sendable {
 
     // Control → decoder thread.
     private enum DecoderCommand {
-        case play(EngineItem, from: Double)
+        case play(EngineItem, from: Double, request: Int)
         case stop
         case upcomingChanged
     }
     private let commands = Mutex<[DecoderCommand]>([])
+    /// Numbers `play` and `stop` calls, so the control plane can tell stale starts.
+    private let requests = Atomic<Int>(0)
 
     /// Wake the decoder (new command) and the output thread (new command, cut or audio).
     private let decoderWakeup = Wakeup()
@@ -162,6 +168,8 @@ public final class PlaybackEngine: @unchecked Sendable {
 
     /// Where each item starts in the ring, and where the queue ends; decoder thread → control.
     private struct Mark {
+        /// Counts marks: two may share a ring index (a play replaced before a sample was written).
+        var serial: Int
         var start: ItemStart
         var ringSample: Int
         var sourceRate: Int
@@ -171,12 +179,13 @@ public final class PlaybackEngine: @unchecked Sendable {
     private struct Timeline {
         var marks: [Mark] = []
         var endOfQueue: Int?
+        var markSerial = 0
         var errors: [(Int, FLACError)] = []
     }
     private let timeline = Mutex(Timeline())
 
     // Control-plane bookkeeping (the control plane calls from one thread or actor).
-    private var announcedMark: Int?
+    private var announcedMark = 0  // serial of the last mark announced
     private var announcedEnd = false
     private var announcedErrors = 0
     private var announcedLosses = 0
@@ -231,17 +240,25 @@ public final class PlaybackEngine: @unchecked Sendable {
 
     /// Plays `item` from `position` seconds, replacing whatever plays or is read ahead. With
     /// `resume` false a paused engine stays paused, ready at the new place (a seek while paused).
-    public func play(_ item: EngineItem, from position: Double = 0, resume: Bool = true) {
-        commands.withLock { $0.append(.play(item, from: position)) }
+    /// Returns the request number its `ItemStart` will carry.
+    @discardableResult
+    public func play(_ item: EngineItem, from position: Double = 0, resume: Bool = true) -> Int {
+        let request = requests.add(1, ordering: .relaxed).newValue
+        commands.withLock { $0.append(.play(item, from: position, request: request)) }
         if resume { pauseRequested.store(false, ordering: .releasing) }
         decoderWakeup.post()
         outputWakeup.post()
+        return request
     }
 
-    /// Silence; forgets the current item.
-    public func stop() {
+    /// Silence; forgets the current item. Returns the request number: starts numbered below it
+    /// are stale.
+    @discardableResult
+    public func stop() -> Int {
+        let request = requests.add(1, ordering: .relaxed).newValue
         commands.withLock { $0.append(.stop) }
         decoderWakeup.post()
+        return request
     }
 
     /// Fades out and holds the position; the read-ahead is kept.
@@ -330,9 +347,9 @@ public final class PlaybackEngine: @unchecked Sendable {
                 announcedErrors += 1
             }
             // Marks are strictly increasing; announce each one the reader has reached, once.
-            for mark in t.marks where mark.ringSample <= read && mark.ringSample > (announcedMark ?? Int.min) {
+            for mark in t.marks where mark.ringSample <= read && mark.serial > announcedMark {
                 events.append(.itemStarted(mark.start))
-                announcedMark = mark.ringSample
+                announcedMark = mark.serial
             }
             if let end = t.endOfQueue {
                 if !announcedEnd, read >= end, idle {
@@ -359,6 +376,7 @@ public final class PlaybackEngine: @unchecked Sendable {
         var decoding: Decoding?
         var converter: StreamConverter?
         var source: StreamFormat?  // the source format of the run the device is set up for
+        var request = 0  // the `play` the items being decoded follow from
 
         /// Publishes a cut and waits until the output has taken it (it checks every few ms).
         func cutAndWait(_ generation: Int) -> Bool {
@@ -399,11 +417,13 @@ public final class PlaybackEngine: @unchecked Sendable {
                     }
                     let written = ring.samplesWritten
                     let start = ItemStart(itemID: next.id, info: decoder.info, position: Double(frame) / Double(format.sampleRate),
-                                          device: currentFormat.withLock { $0 } ?? DeviceFormat(sampleFormat: .s16LE, sampleRate: 0, channels: 0, periodFrames: 0, bufferFrames: 0))
+                                          device: currentFormat.withLock { $0 } ?? DeviceFormat(sampleFormat: .s16LE, sampleRate: 0, channels: 0, periodFrames: 0, bufferFrames: 0),
+                                          request: request)
                     queueEnd.store(Int.max, ordering: .relaxed)
                     timeline.withLock { t in
                         if replacing { t.marks.removeAll() }
-                        t.marks.append(Mark(start: start, ringSample: written, sourceRate: format.sampleRate,
+                        t.markSerial += 1
+                        t.marks.append(Mark(serial: t.markSerial, start: start, ringSample: written, sourceRate: format.sampleRate,
                                             deviceRate: deviceRate.load(ordering: .acquiring),
                                             channels: deviceChannels.load(ordering: .acquiring)))
                         t.endOfQueue = nil
@@ -436,7 +456,8 @@ public final class PlaybackEngine: @unchecked Sendable {
         while !stopRequested.load(ordering: .relaxed) {
             for command in commands.withLock({ c -> [DecoderCommand] in defer { c.removeAll() }; return c }) {
                 switch command {
-                case .play(let item, let from):
+                case .play(let item, let from, let number):
+                    request = number
                     guard begin(item, from: from, replacing: true) else { return }
                 case .stop:
                     decoding = nil
