@@ -172,12 +172,6 @@ public final class PCMDevice: @unchecked Sendable {
         snd_pcm_drop(pcm)
         snd_pcm_prepare(pcm)
     }
-
-    /// Frames written but not yet heard, when the device can tell.
-    public var delayFrames: Int? {
-        var delay: snd_pcm_sframes_t = 0
-        return snd_pcm_delay(pcm, &delay) == 0 ? Int(delay) : nil
-    }
 }
 
 extension DeviceSampleFormat {

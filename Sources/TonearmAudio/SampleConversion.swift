@@ -67,9 +67,6 @@ public enum SampleConversion {
         if v <= -2_147_483_648 { return .min }
         return Int32(v)
     }
-
-    @inline(__always)
-    public static func leftJustifiedToFloat(_ x: Int32) -> Float { Float(x) * int32Scale }
 }
 
 /// Triangular-PDF dither of ±1 LSB (at 16 bits) from a xorshift generator: no allocation, no

@@ -128,8 +128,6 @@ struct ChannelMatrix {
         weights = w
     }
 
-    func weight(output: Int, input: Int) -> Float { weights[output * inputs + input] }
-
     func apply(_ source: UnsafePointer<Int32>, frames: Int, into destination: UnsafeMutablePointer<Int32>) {
         weights.withUnsafeBufferPointer { w in
             for f in 0..<frames {
