@@ -21,6 +21,9 @@ public struct ControlServerOptions: Sendable {
     /// Told what the server cannot tell a client: a client disconnected for not reading, a
     /// client refused, a request dropped without an answer. Called from any thread.
     public var log: (@Sendable (String) -> Void)? = nil
+    /// Told, from the server thread, that a client's connection closed (for whatever reason),
+    /// so what it owned (its sessions) can go. Not called for the connections `stop` closes.
+    public var clientDisconnected: (@Sendable (Int) -> Void)? = nil
 
     public init(path: String, topics: [String] = []) {
         self.path = path
@@ -110,6 +113,12 @@ public final class ControlServer: @unchecked Sendable {
     /// event is serialised on the caller's thread.
     public func publish(topic: String, event: JSONValue) {
         publish(PreparedEvent(topic: topic, data: event))
+    }
+
+    /// Sends `{"event":topic,"data":event}` to one client, if it is connected and subscribed
+    /// to `topic` (events about its own sessions). From any thread; never waits.
+    public func publish(topic: String, event: JSONValue, to clientID: Int) {
+        outbox.publish(PreparedEvent(topic: topic, data: event).line, topic: topic, only: clientID)
     }
 
     /// Publishes an event serialised beforehand.

@@ -69,11 +69,12 @@ final class Outbox: Sendable {
         if wake { signal() }
     }
 
-    /// Queues `bytes` for every client subscribed to `topic`.
-    func publish(_ bytes: [UInt8], topic: String) {
+    /// Queues `bytes` for every client subscribed to `topic` (or for `only` that client, if it is).
+    func publish(_ bytes: [UInt8], topic: String, only clientID: Int? = nil) {
         let wake = state.withLock { state -> Bool in
             var any = false
-            for index in state.peers.indices where state.peers.values[index].topics.contains(topic) {
+            for index in state.peers.indices where state.peers.values[index].topics.contains(topic)
+                && (clientID == nil || state.peers.keys[index] == clientID) {
                 append(bytes, to: &state.peers.values[index])
                 any = true
             }

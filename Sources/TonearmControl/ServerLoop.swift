@@ -120,6 +120,7 @@ final class ServerLoop {
             if let reason = connection.closeReason, !reason.isEmpty {
                 outbox.log?("control: disconnected client \(connection.id): \(reason)")
             }
+            options.clientDisconnected?(connection.id)
         }
         if acceptPausedUntil != nil { acceptPausedUntil = nil }
     }

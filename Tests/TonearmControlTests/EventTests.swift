@@ -35,6 +35,40 @@ final class EventTests: XCTestCase {
         XCTAssertEqual(connection.readMessage()?["id"], .int(7), "no event after unsubscribing")
     }
 
+    /// Events about a client's own sessions go to that client alone, and only if it subscribed.
+    func testAnEventForOneClientReachesOnlyThatClient() throws {
+        let running = try RunningServer(topics: ["sessions"])
+        let first = try ControlClient(path: running.path)
+        let second = try ControlClient(path: running.path)
+        let third = try ControlClient(path: running.path)
+        _ = try first.request("subscribe")
+        _ = try second.request("subscribe")
+        let firstID = try XCTUnwrap(try first.request("whoami").intValue)
+        let thirdID = try XCTUnwrap(try third.request("whoami").intValue)
+
+        running.server.publish(topic: "sessions", event: .string("yours"), to: firstID)
+        running.server.publish(topic: "sessions", event: .string("not subscribed"), to: thirdID)
+        running.server.publish(topic: "sessions", event: .string("nobody"), to: 999)
+        let event = try first.readEvent(timeout: 1)
+        XCTAssertEqual(event?.topic, "sessions")
+        XCTAssertEqual(event?.data, .string("yours"))
+        XCTAssertNil(try second.readEvent(timeout: 0.1))
+        XCTAssertNil(try third.readEvent(timeout: 0.1))
+        XCTAssertNil(try first.readEvent(timeout: 0.05), "one event, once")
+    }
+
+    func testTheServerSaysWhichClientDisconnected() throws {
+        let gone = LockedLines()
+        let running = try RunningServer { $0.clientDisconnected = { gone.append(String($0)) } }
+        var client: ControlClient? = try ControlClient(path: running.path)
+        let id = try XCTUnwrap(try client?.request("whoami").intValue)
+        XCTAssertTrue(gone.lines.isEmpty)
+        client = nil
+        let deadline = Date().addingTimeInterval(3)
+        while gone.lines.isEmpty && Date() < deadline { usleep(2000) }
+        XCTAssertEqual(gone.lines, [String(id)])
+    }
+
     func testControlClientReadsEventsAndKeepsThoseThatArriveDuringARequest() throws {
         let running = try RunningServer()
         let client = try ControlClient(path: running.path)

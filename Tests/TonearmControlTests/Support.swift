@@ -29,6 +29,7 @@ final class SocketDirectory {
 /// - `add` answers `a + b`, both integers;
 /// - `later` answers "late" after `ms` milliseconds, from another thread;
 /// - `drop` never answers;
+/// - `whoami` answers the client's id;
 /// - anything else is an unknown command.
 let testHandler: @Sendable (ControlRequest, Reply) -> Void = { request, reply in
     switch request.command {
@@ -48,6 +49,8 @@ let testHandler: @Sendable (ControlRequest, Reply) -> Void = { request, reply in
         }.start()
     case "drop":
         break
+    case "whoami":
+        reply.succeed(.int(request.clientID))
     default:
         reply.failUnknownCommand()
     }
