@@ -50,7 +50,7 @@ let package = Package(
         // The control socket: a Unix-domain JSON-lines server and client.
         .target(name: "TonearmControl", dependencies: ["TonearmJSON", "TonearmSystem"]),
         // Board profiles: a TOML reader and the daemon's typed configuration.
-        .target(name: "TonearmConfig"),
+        .target(name: "TonearmConfig", dependencies: ["TonearmSession"]),
         // Music on disk: directory scans in album order, confinement to the music directory,
         // cover files; and the player state that survives power loss.
         .target(name: "TonearmLibrary", dependencies: ["TonearmFLAC", "TonearmJSON"]),
@@ -68,7 +68,7 @@ let package = Package(
             name: "TonearmDaemon",
             dependencies: [
                 "TonearmPlayer", "TonearmPlayback", "TonearmALSA", "TonearmAudio", "TonearmControl", "TonearmLibrary",
-                "TonearmJSON", "TonearmConfig", "TonearmSystem",
+                "TonearmJSON", "TonearmConfig", "TonearmSystem", "TonearmSession",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]

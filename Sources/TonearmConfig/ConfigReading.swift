@@ -225,6 +225,20 @@ extension Optional: ConfigValue where Wrapped: ConfigValue {
     static func problem(with value: TOMLValue) -> String { Wrapped.problem(with: value) }
 }
 
+/// A list of values of one kind: `options = ["mixWithOthers"]`.
+extension Array: ConfigValue where Element: ConfigValue {
+    init?(toml: TOMLValue) {
+        guard case .array(let values) = toml else { return nil }
+        var elements: [Element] = []
+        for value in values {
+            guard let element = Element(toml: value) else { return nil }
+            elements.append(element)
+        }
+        self = elements
+    }
+    static var expectation: String { "an array, each element \(Element.expectation)" }
+}
+
 extension ConfigChoice {
     init?(toml: TOMLValue) {
         guard let word = toml.string, let value = Self(rawValue: word) else { return nil }

@@ -1,3 +1,5 @@
+import TonearmSession
+
 extension DaemonConfig {
     /// `[player]`: the built-in player's session and remote commands.
     public struct Player: Sendable, Equatable {
@@ -24,6 +26,9 @@ extension DaemonConfig {
         public var category = Category.playback
         /// `mode`
         public var mode = Mode.default
+        /// `options`: category options by name (`mixWithOthers`, `duckOthers`,
+        /// `interruptSpokenAudioAndMixWithOthers`), as the session rules accept them.
+        public var options: [String] = []
 
         public static let volumeRange = 0.0...100.0
 
@@ -41,6 +46,7 @@ extension DaemonConfig.Player: ConfigSection {
         try table.read("volume", into: &volume)
         try table.read("category", into: &category)
         try table.read("mode", into: &mode)
+        try table.read("options", into: &options)
     }
 
     func validate(_ check: ConfigCheck) throws(ConfigError) {
@@ -49,5 +55,31 @@ extension DaemonConfig.Player: ConfigSection {
         // 0: previousTrack always restarts the track; inf: it never does.
         try check.atLeast("previous_restarts_after_seconds", previousRestartsAfterSeconds, 0)
         try check.range("volume", volume, Self.volumeRange)
+        _ = try sessionConfiguration(check)
+    }
+
+    /// The built-in player's session category, mode and options, checked by the session rules.
+    public func sessionConfiguration() throws(ConfigError) -> (SessionCategory, SessionMode, SessionOptions) {
+        try sessionConfiguration(ConfigCheck(name: Self.tableName))
+    }
+
+    func sessionConfiguration(_ check: ConfigCheck) throws(ConfigError) -> (SessionCategory, SessionMode, SessionOptions) {
+        let sessionCategory = SessionCategory(rawValue: category.rawValue)!
+        let sessionMode = SessionMode(rawValue: mode.rawValue)!
+        var held: SessionOptions = []
+        for name in options {
+            guard let option = SessionOptions(name: name) else {
+                let known = SessionOptions.named.map { "'\($0.name)'" }.joined(separator: ", ")
+                throw check.failure(.wrongType, "options", "has '\(name)', which is not an option (one of \(known))")
+            }
+            held.insert(option)
+        }
+        do throws(SessionError) {
+            held = try SessionPolicy.validate(category: sessionCategory, mode: sessionMode, options: held)
+        } catch {
+            if case .modeNotAccepted = error { throw check.failure(.outOfRange, "mode", "\(error)") }
+            throw check.failure(.outOfRange, "options", "\(error)")
+        }
+        return (sessionCategory, sessionMode, held)
     }
 }

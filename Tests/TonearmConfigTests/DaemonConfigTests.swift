@@ -260,10 +260,31 @@ final class DaemonConfigTests: XCTestCase {
 
     func testModeValues() {
         for mode in DaemonConfig.Player.Mode.allCases {
-            XCTAssertEqual(parse("[player]\nmode = \"\(mode.rawValue)\"").player.mode, mode)
+            // Each with a category that accepts it (the session rules are checked too).
+            let category = mode == .moviePlayback ? "playback" : "playAndRecord"
+            XCTAssertEqual(parse("[player]\ncategory = \"\(category)\"\nmode = \"\(mode.rawValue)\"").player.mode, mode)
         }
         XCTAssertEqual(refusal("[player]\nmode = \"karaoke\"")?.kind, .wrongType)
         XCTAssertEqual(refusal("[player]\nmode = \"karaoke\"")?.message.hasSuffix(", not 'karaoke'"), true)
+    }
+
+    /// The player's session options, checked by the session rules when the profile is read.
+    func testPlayerSessionOptions() throws {
+        let mixing = parse("[player]\ncategory = \"playback\"\noptions = [\"duckOthers\"]")
+        XCTAssertEqual(mixing.player.options, ["duckOthers"])
+        let session = try mixing.player.sessionConfiguration()
+        XCTAssertEqual(session.0, .playback)
+        XCTAssertEqual(session.2, [.mixWithOthers, .duckOthers], "duckOthers implies mixWithOthers")
+        XCTAssertEqual(try parse("").player.sessionConfiguration().2, [], "no options by default")
+        let refused = refusal("[player]\ncategory = \"ambient\"\noptions = [\"mixWithOthers\"]")
+        XCTAssertEqual(refused?.kind, .outOfRange)
+        XCTAssertEqual(refused?.message.contains("category ambient does not accept option mixWithOthers"), true, "\(String(describing: refused))")
+        let unknown = refusal("[player]\noptions = [\"loud\"]")
+        XCTAssertEqual(unknown?.kind, .wrongType)
+        XCTAssertEqual(unknown?.message.contains("'loud', which is not an option"), true, "\(String(describing: unknown))")
+        XCTAssertEqual(refusal("[player]\noptions = \"duckOthers\"")?.kind, .wrongType, "a string is not an array")
+        let mode = refusal("[player]\ncategory = \"playback\"\nmode = \"voiceChat\"")
+        XCTAssertEqual(mode?.message.hasPrefix("player.mode mode voiceChat cannot be used with category playback"), true, "\(String(describing: mode))")
     }
 
     // MARK: Syntax and overrides
