@@ -3,8 +3,9 @@ import TonearmAudio
 import TonearmFLAC
 import TonearmSystem
 
-/// Sessions' streams: files played into mixer slots beside the player (issue 4, "play into a
-/// session a file"). The control plane calls these from any thread.
+/// Sessions' streams played into mixer slots beside the player: a file played into a
+/// session, or raw PCM a client sends. The control plane calls these from any
+/// thread.
 extension PlaybackEngine {
     /// Starts playing the FLAC file at `path` in a free slot, at `gain` (volume) and `fade`;
     /// `fade: 0` then `setStream(_:duck:fade: 1)` fades it in. Converted to the device's rate
@@ -16,39 +17,78 @@ extension PlaybackEngine {
         } catch {
             throw .file(error)
         }
-        let format = decoder.info.format
-        let claimed = streamClaims.withLock { _ -> StreamHandle? in
-            guard let slot = streamSlots.first(where: { !$0.busy.load(ordering: .acquiring) }) else { return nil }
-            slot.thread?.join()
-            slot.busy.store(true, ordering: .relaxed)
-            slot.complete.store(false, ordering: .relaxed)
-            slot.finished.store(false, ordering: .relaxed)
-            slot.stopWanted.store(false, ordering: .relaxed)
-            let serial = slot.serial.add(1, ordering: .releasing).newValue
-            nonisolated(unsafe) let owned = decoder
-            slot.thread = NamedThread(name: "tonearm-stream") { [self] in
-                runStream(slot, decoder: owned, gain: gain, fade: fade)
-            }
-            return StreamHandle(slot: slot.index, serial: serial)
-        }
-        guard let claimed else { throw .noFreeStreamSlot(path: path, slots: streamSlots.count) }
-        streamDeviceRequest.withLock { if $0 == nil { $0 = format } }
-        outputWakeup.post()
-        return claimed
+        return try claimSlot(for: .file(decoder), naming: "'\(path)'", gain: gain, fade: fade)
     }
 
-    /// Fades the stream out (30 ms) and frees its slot.
+    /// Starts a stream of raw PCM in `format` that the control plane feeds (`feedStream`) and
+    /// ends (`endStream`); otherwise like a file's stream, `gain`, `fade` and conversion alike.
+    /// Rates of 8 to 384 kHz, 1 to 8 channels, 8 to 32 bits; the device opens at `format` when
+    /// nothing has played yet.
+    public func startStream(format: StreamFormat, gain: Float = 1, fade: Float = 1) throws(PlaybackError) -> StreamHandle {
+        if let problem = PCMFeed.problem(with: format) { throw .unsupportedStreamFormat(format, problem: problem) }
+        return try claimSlot(for: .feed(PCMFeed(format: format)), naming: "raw PCM in \(format)", gain: gain, fade: fade)
+    }
+
+    /// Queues interleaved samples in the stream's format, left-justified as the FLAC decoder
+    /// gives them (a 16-bit sample `s` is `Int32(s) << 16`); `samples.count` must be a whole
+    /// number of frames (callers check what clients send). False, taking nothing, while about
+    /// 2 s of audio already waits (send again shortly), after `endStream` or `stopStream`, once
+    /// the stream is over, or for a file's stream.
+    public func feedStream(_ handle: StreamHandle, samples: [Int32]) -> Bool {
+        feed(handle)?.feed(samples) ?? false
+    }
+
+    /// No more samples will come: what was fed plays out, then the stream is finished.
+    public func endStream(_ handle: StreamHandle) { feed(handle)?.end() }
+
+    /// Frames fed but not yet written to the slot's ring (0 for a file's stream), for flow
+    /// control: a client keeps it at a second or so.
+    public func streamBacklogFrames(_ handle: StreamHandle) -> Int { feed(handle)?.backlogFrames ?? 0 }
+
+    /// Fades the stream out (30 ms) and frees its slot; a held stream is freed at once.
     public func stopStream(_ handle: StreamHandle) {
-        guard let slot = current(handle) else { return }
-        slot.stopWanted.store(true, ordering: .releasing)
-        slot.input.fade = 0
+        withStream(handle) { slot in
+            slot.stopWanted.store(true, ordering: .releasing)
+            slot.input.fade = 0
+            slot.feed(serial: handle.serial)?.close()
+        }
     }
 
-    /// Ramps the stream's duck and fade factors (nil leaves one as it is).
+    /// Ramps the stream's duck and fade factors (nil leaves one as it is). A stopped or held
+    /// stream keeps its fade at 0.
     public func setStream(_ handle: StreamHandle, duck: Float?, fade: Float?) {
-        guard let slot = current(handle) else { return }
-        if let duck { slot.input.duckLevel = duck }
-        if let fade, !slot.stopWanted.load(ordering: .acquiring) { slot.input.fade = fade }
+        withStream(handle) { slot in
+            if let duck { slot.input.duckLevel = duck }
+            if let fade, !slot.stopWanted.load(ordering: .acquiring), !slot.holdWanted.load(ordering: .acquiring) {
+                slot.input.fade = fade
+            }
+        }
+    }
+
+    /// Holds the stream for an interruption: fades it out (30 ms), then the mixer stops reading
+    /// it, so what was still to play waits, kept, until `releaseStream`. A held stream does not
+    /// finish.
+    public func holdStream(_ handle: StreamHandle) {
+        withStream(handle) { slot in
+            guard !slot.stopWanted.load(ordering: .acquiring) else { return }
+            slot.holdWanted.store(true, ordering: .releasing)
+            slot.input.fade = 0
+        }
+    }
+
+    /// Plays a held stream on from where it stopped, fading it in (fade 1).
+    public func releaseStream(_ handle: StreamHandle) {
+        withStream(handle) { slot in
+            guard slot.holdWanted.load(ordering: .acquiring), !slot.stopWanted.load(ordering: .acquiring) else { return }
+            slot.holdWanted.store(false, ordering: .releasing)
+            slot.input.fade = 1
+        }
+    }
+
+    /// True once a held stream has faded out and the mixer no longer reads it.
+    public func isStreamHeld(_ handle: StreamHandle) -> Bool {
+        guard let slot = current(handle) else { return false }
+        return slot.holdWanted.load(ordering: .acquiring) && slot.held.load(ordering: .acquiring)
     }
 
     /// Ducks the player (1 = not ducked; 0.1778 is −15 dB); ramps.
@@ -71,6 +111,29 @@ extension PlaybackEngine {
 
     public func appliedGain(_ handle: StreamHandle) -> Float { appliedGain(slot: handle.slot) }
 
+    // MARK: Slots
+
+    /// Claims a free slot for `source` and starts its producer; `stream` names the source in
+    /// the error when every slot is busy.
+    private func claimSlot(for source: StreamSource, naming stream: String, gain: Float,
+                           fade: Float) throws(PlaybackError) -> StreamHandle {
+        let format = source.format
+        let claimed = streamClaims.withLock { _ -> StreamHandle? in
+            guard let slot = streamSlots.first(where: { !$0.busy.load(ordering: .acquiring) }) else { return nil }
+            slot.thread?.join()
+            let feed: PCMFeed? = if case .feed(let feed) = source { feed } else { nil }
+            let serial = slot.claim(feed: feed, gain: gain, fade: fade)
+            // The producer alone uses the source from here on.
+            nonisolated(unsafe) let owned = source
+            slot.thread = NamedThread(name: "tonearm-stream") { [self] in runStream(slot, source: owned) }
+            return StreamHandle(slot: slot.index, serial: serial)
+        }
+        guard let claimed else { throw .noFreeStreamSlot(stream: stream, slots: streamSlots.count) }
+        streamDeviceRequest.withLock { if $0 == nil { $0 = format } }
+        outputWakeup.post()
+        return claimed
+    }
+
     /// The slot still playing `handle`'s stream, nil once the slot has moved on.
     private func current(_ handle: StreamHandle) -> StreamSlot? {
         guard handle.slot >= 1, handle.slot <= streamSlots.count else { return nil }
@@ -78,16 +141,33 @@ extension PlaybackEngine {
         return slot.serial.load(ordering: .acquiring) == handle.serial ? slot : nil
     }
 
+    /// Runs `body` on the slot still playing `handle`'s stream, under the slot's control lock.
+    private func withStream(_ handle: StreamHandle, _ body: (StreamSlot) -> Void) {
+        guard handle.slot >= 1, handle.slot <= streamSlots.count else { return }
+        let slot = streamSlots[handle.slot - 1]
+        slot.controls.withLock { _ in
+            if slot.serial.load(ordering: .acquiring) == handle.serial { body(slot) }
+        }
+    }
+
+    /// The PCM feed of `handle`'s stream while it takes samples.
+    private func feed(_ handle: StreamHandle) -> PCMFeed? {
+        guard handle.slot >= 1, handle.slot <= streamSlots.count else { return nil }
+        return streamSlots[handle.slot - 1].feed(serial: handle.serial)
+    }
+
     // MARK: Stream producer thread
 
-    private func runStream(_ slot: StreamSlot, decoder: FLACDecoder, gain: Float, fade: Float) {
+    private func runStream(_ slot: StreamSlot, source: StreamSource) {
         let ring = slot.ring
-        let source = decoder.info.format
         var converter: StreamConverter?
         var convertedFor = 0  // the device generation `converter` converts for
         var pending = UnsafeBufferPointer<Int32>(start: nil, count: 0)
-        var decoded = false
+        var drained = false  // the source has ended and the converter has been flushed
         var attached = false
+        var isHeld = false  // mirrors `slot.held`
+        var holdGain = Float.nan  // the applied gain last seen while fading out for a hold
+        var holdGainSince = 0.0
 
         func stopping() -> Bool {
             stopRequested.load(ordering: .relaxed) || slot.stopWanted.load(ordering: .acquiring)
@@ -105,7 +185,41 @@ extension PlaybackEngine {
             return true
         }
 
+        /// Carries out `holdStream` and `releaseStream` (which set the fade): the input is
+        /// disabled once nothing of it sounds, so the ring keeps what is left, and enabled again
+        /// on release. The producer meanwhile keeps writing what fits.
+        func followHold() {
+            guard slot.holdWanted.load(ordering: .acquiring) else {
+                holdGain = .nan
+                if isHeld {
+                    if attached { slot.input.isEnabled = true }
+                    isHeld = false
+                    slot.held.store(false, ordering: .releasing)
+                    outputWakeup.post()
+                }
+                return
+            }
+            guard !isHeld else { return }
+            let applied = slot.input.appliedGain
+            let now = monotonicSeconds()
+            if applied != holdGain {
+                holdGain = applied
+                holdGainSince = now
+            }
+            // The mixer publishes the gain every period it renders the input; one that has not
+            // moved for a few periods is not being rendered (no stream wants the device, or it
+            // is being reopened), so nothing of the stream sounds.
+            let periods = 4 * Double(options.periodFrames) / Double(max(8000, deviceRate.load(ordering: .relaxed)))
+            let unrendered = now - holdGainSince > max(0.1, periods)
+            // Faded out, or nothing left the mixer could read (only this thread adds to it).
+            guard !attached || applied == 0 || ring.readableSamples == 0 || unrendered else { return }
+            if attached { slot.input.isEnabled = false }
+            isHeld = true
+            slot.held.store(true, ordering: .releasing)
+        }
+
         produce: while !stopping() {
+            followHold()
             let generation = deviceGeneration.load(ordering: .acquiring)
             if generation == 0 {
                 // The device is not open yet (it opens at this stream's format, or the player's).
@@ -120,7 +234,7 @@ extension PlaybackEngine {
             if generation != convertedFor {
                 guard clearRing() else { break }
                 do throws(PlaybackError) {
-                    converter = try StreamConverter(source: source, deviceRate: deviceRate.load(ordering: .acquiring),
+                    converter = try StreamConverter(source: source.format, deviceRate: deviceRate.load(ordering: .acquiring),
                                                     deviceChannels: deviceChannels.load(ordering: .acquiring))
                 } catch {
                     break
@@ -128,23 +242,27 @@ extension PlaybackEngine {
                 convertedFor = generation
                 pending = UnsafeBufferPointer(start: nil, count: 0)
                 if !attached {
-                    slot.input.attach(gain: gain, duckLevel: 1, fade: fade)
+                    // From the factors as the control plane last set them (a hold included).
+                    slot.controls.withLock { _ in
+                        let input = slot.input
+                        input.attach(gain: input.gain, duckLevel: input.duckLevel, fade: input.fade)
+                        if isHeld { input.isEnabled = false }
+                    }
                     attached = true
                 }
             }
             guard let conv = converter else { break }
             if pending.count == 0 {
-                if decoded { break }
-                do throws(FLACError) {
-                    if let block = try decoder.nextBlock() {
-                        pending = conv.convert(block)
-                    } else {
-                        pending = conv.flush()
-                        decoded = true
-                    }
-                } catch {
-                    // Corrupt or truncated: what was decoded plays out.
-                    decoded = true
+                if drained { break }
+                switch source.next() {
+                case .samples(let block):
+                    pending = conv.convert(block)
+                case .waiting:
+                    // A client's PCM has not come yet; the output plays what the ring has.
+                    sleepMilliseconds(5)
+                case .ended:
+                    pending = conv.flush()
+                    drained = true
                 }
                 continue
             }
@@ -154,21 +272,69 @@ extension PlaybackEngine {
             if pending.count > 0 { sleepMilliseconds(5) }
         }
 
+        if !stopping() {
+            // All of it is in the ring: it plays out. A held stream waits, kept, until it is
+            // released (or stopped).
+            slot.complete.store(true, ordering: .releasing)
+            outputWakeup.post()
+            while !stopping() && (!ring.isEmpty || isHeld || slot.holdWanted.load(ordering: .acquiring)) {
+                followHold()
+                sleepMilliseconds(2)
+            }
+        }
         if stopping() {
             // Fade out, unless nothing is rendering it any more.
             slot.input.fade = 0
             var waited = 0
-            while waited < 200, slot.input.appliedGain != 0, !ring.isEmpty, !stopRequested.load(ordering: .relaxed) {
+            while waited < 200, !isHeld, slot.input.appliedGain != 0, !ring.isEmpty, !stopRequested.load(ordering: .relaxed) {
                 sleepMilliseconds(2)
                 waited += 2
             }
-        } else {
-            slot.complete.store(true, ordering: .releasing)
-            outputWakeup.post()
-            while !ring.isEmpty && !stopping() { sleepMilliseconds(2) }
         }
         slot.input.isEnabled = false
+        slot.dropFeed()
+        slot.held.store(false, ordering: .releasing)
         slot.finished.store(true, ordering: .releasing)
         slot.busy.store(false, ordering: .releasing)
     }
+}
+
+/// Where a stream's audio comes from. One producer loop (`runStream`) serves both kinds.
+enum StreamSource {
+    /// A FLAC file, decoded block by block.
+    case file(FLACDecoder)
+    /// Raw PCM the control plane feeds.
+    case feed(PCMFeed)
+
+    var format: StreamFormat {
+        switch self {
+        case .file(let decoder): decoder.info.format
+        case .feed(let feed): feed.format
+        }
+    }
+
+    /// The next block of interleaved samples (valid until the next call), or why there is none.
+    func next() -> SourceBlock {
+        switch self {
+        case .file(let decoder):
+            do throws(FLACError) {
+                guard let block = try decoder.nextBlock() else { return .ended }
+                return .samples(block)
+            } catch {
+                // Corrupt or truncated: what was decoded plays out.
+                return .ended
+            }
+        case .feed(let feed):
+            return feed.take()
+        }
+    }
+}
+
+/// What a stream's source has for its producer.
+enum SourceBlock {
+    case samples(UnsafeBufferPointer<Int32>)
+    /// Nothing yet; more may come (a client's PCM).
+    case waiting
+    /// Everything the source had has been taken.
+    case ended
 }

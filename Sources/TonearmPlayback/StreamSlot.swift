@@ -12,10 +12,15 @@ public struct StreamHandle: Hashable, Sendable {
 
 /// One secondary mixer input and the producer thread feeding it.
 ///
-/// The producer ("tonearm-stream") decodes a file, converts it to the device's rate and layout
-/// and writes the slot's small ring; the output thread's mixer reads it. They share only the
-/// ring and atomics. The control plane claims a slot (`busy`) and the producer frees it when the
-/// stream has been heard or has faded out after `stopStream`.
+/// The producer ("tonearm-stream") takes blocks from its source — a file it decodes, or raw PCM
+/// the control plane feeds (`feed`) — converts them to the device's rate and layout and writes
+/// the slot's small ring; the output thread's mixer reads it. They share only the ring and
+/// atomics. The control plane claims a slot (`busy`) and the producer frees it when the stream
+/// has been heard or has faded out after `stopStream`.
+///
+/// Holding (an interruption) is asked for with `holdWanted`; the producer carries it out: once
+/// the fade has reached 0 it disables the input, so what the ring holds waits there, and sets
+/// `held`. Only the producer enables or disables a claimed slot's input.
 final class StreamSlot: @unchecked Sendable {
     let index: Int
     let input: MixerInput
@@ -28,6 +33,15 @@ final class StreamSlot: @unchecked Sendable {
     /// The stream's ring has been read to its end, or it was stopped and faded out.
     let finished = Atomic<Bool>(false)
     let stopWanted = Atomic<Bool>(false)
+    /// The control plane wants the stream held (`holdStream`) or no longer (`releaseStream`).
+    let holdWanted = Atomic<Bool>(false)
+    /// The producer has faded the stream out and the mixer no longer reads it.
+    let held = Atomic<Bool>(false)
+    /// Serialises the control plane's changes to the stream's factors and hold with the
+    /// producer's `attach`, so neither overwrites what the other set.
+    let controls = Mutex<Void>(())
+    /// The raw PCM source of the slot's current stream, with the stream's serial; nil for a file.
+    private let pcm = Mutex<(serial: Int, feed: PCMFeed)?>(nil)
     /// The producer of the slot's current or last stream (control plane only).
     var thread: NamedThread?
 
@@ -37,6 +51,41 @@ final class StreamSlot: @unchecked Sendable {
     }
 
     var ring: SPSCRing { input.ring }
+
+    /// Readies the slot for a new stream and numbers it; returns its serial. Control plane,
+    /// holding the engine's claim lock, with the slot free (`busy` clear).
+    func claim(feed: PCMFeed?, gain: Float, fade: Float) -> Int {
+        controls.withLock { _ in
+            busy.store(true, ordering: .relaxed)
+            complete.store(false, ordering: .relaxed)
+            finished.store(false, ordering: .relaxed)
+            stopWanted.store(false, ordering: .relaxed)
+            holdWanted.store(false, ordering: .relaxed)
+            held.store(false, ordering: .relaxed)
+            // The factors the stream starts at; the producer's `attach` takes them, with any
+            // change made before it.
+            input.gain = gain
+            input.duckLevel = 1
+            input.fade = fade
+            let serial = self.serial.load(ordering: .relaxed) + 1
+            pcm.withLock { $0 = feed.map { (serial, $0) } }
+            self.serial.store(serial, ordering: .releasing)
+            return serial
+        }
+    }
+
+    /// The PCM feed of stream `serial`, nil once the slot has moved on (or for a file).
+    func feed(serial: Int) -> PCMFeed? {
+        pcm.withLock { $0?.serial == serial ? $0?.feed : nil }
+    }
+
+    /// Closes and lets go of the feed: its stream has ended (producer, before freeing the slot).
+    func dropFeed() {
+        pcm.withLock { pcm in
+            pcm?.feed.close()
+            pcm = nil
+        }
+    }
 
     /// The stream has audio the output should play now: a full period, or its last frames.
     /// Output thread; no lock, no allocation.

@@ -89,7 +89,7 @@ final class MixerGainTests: XCTestCase {
 
     // MARK: Ducking
 
-    /// The duck: music at 440 Hz ducked to −15 dB in 150 ms while a 1 kHz prompt plays,
+    /// The product's duck: music at 440 Hz ducked to −15 dB in 150 ms while a 1 kHz prompt plays,
     /// back to 0 dB in 300 ms; the prompt itself untouched.
     func testDuckingReachesItsLevelInTimeAndRestores() {
         let music = MixerInput(ring: ring(sine(440, amplitude: 16384, seconds: 1)))

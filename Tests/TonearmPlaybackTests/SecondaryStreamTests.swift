@@ -3,6 +3,29 @@ import TonearmAudio
 import TonearmPlayback
 import XCTest
 
+extension XCTestCase {
+    /// A started engine on the ALSA `null` device, shut down when the test ends.
+    func nullDeviceEngine(player items: [EngineItem] = [], slots: Int = 3) -> PlaybackEngine {
+        var options = PlaybackOptions()
+        options.device = "null"
+        options.streamSlots = slots
+        let engine = PlaybackEngine(options: options) { id in id + 1 < items.count ? items[id + 1] : nil }
+        engine.start()
+        addTeardownBlock { engine.shutdown() }
+        return engine
+    }
+}
+
+/// Polls `condition` every millisecond for up to `seconds`; its last answer.
+func waitUntil(_ seconds: Double, _ condition: () -> Bool) -> Bool {
+    let deadline = Date().addingTimeInterval(seconds)
+    while Date() < deadline {
+        if condition() { return true }
+        usleep(1000)
+    }
+    return condition()
+}
+
 /// Sessions' streams played through the engine's secondary mixer slots, on the `null` device
 /// (unpaced: whole files play in a fraction of their length).
 final class SecondaryStreamTests: XCTestCase {
@@ -13,27 +36,12 @@ final class SecondaryStreamTests: XCTestCase {
     }
 
     private func engine(player items: [EngineItem] = [], slots: Int = 3) -> PlaybackEngine {
-        var options = PlaybackOptions()
-        options.device = "null"
-        options.streamSlots = slots
-        let engine = PlaybackEngine(options: options) { id in id + 1 < items.count ? items[id + 1] : nil }
-        engine.start()
-        addTeardownBlock { engine.shutdown() }
-        return engine
+        nullDeviceEngine(player: items, slots: slots)
     }
 
     private func fixture(_ name: String, frames: Int, sampleRate: Int = 48000, tone: Double = 440) throws -> String {
         try FLACFixture(frames: frames, sampleRate: sampleRate, channels: 2, tones: [Tone(tone, level: 0.5)])
             .write(to: directory.file(name))
-    }
-
-    private func waitUntil(_ seconds: Double, _ condition: () -> Bool) -> Bool {
-        let deadline = Date().addingTimeInterval(seconds)
-        while Date() < deadline {
-            if condition() { return true }
-            usleep(1000)
-        }
-        return condition()
     }
 
     func testStreamPlaysToItsEndWhileThePlayerIsIdle() throws {
