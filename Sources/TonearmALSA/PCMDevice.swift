@@ -140,6 +140,21 @@ public final class PCMDevice: @unchecked Sendable {
         return recover(code)
     }
 
+    /// Waits until the device has room for `frames` (nil), so that a period is rendered as
+    /// late as possible: a change of gain then reaches the device one buffer after it is made,
+    /// not a buffer and a period. `.stalled` when no room came within the timeout; an underrun
+    /// is recovered as by `write`.
+    @inline(__always)
+    public func waitForRoom(_ frames: Int, timeoutMilliseconds: Int32) -> WriteOutcome? {
+        let avail = snd_pcm_avail_update(pcm)
+        if avail >= frames { return nil }
+        if avail < 0 { return recover(Int32(avail)) }
+        let ready = snd_pcm_wait(pcm, timeoutMilliseconds)
+        if ready == 0 { return .stalled }
+        if ready > 0 { return nil }
+        return recover(ready)
+    }
+
     @inline(__always)
     private func recover(_ code: Int32) -> WriteOutcome {
         if code == -EPIPE || code == -ESTRPIPE || code == -EINTR {

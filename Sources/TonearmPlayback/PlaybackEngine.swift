@@ -715,13 +715,20 @@ public final class PlaybackEngine: @unchecked Sendable {
                 outputIdle.store(playerIdle, ordering: .releasing)
             }
 
+            // ── Render path (see Mixer.render) ──
+            var outcome: PCMDevice.WriteOutcome?
             if pending == 0 {
-                // ── Render path (see Mixer.render) ──
-                pending = mixer.render(into: periodBuffer, frames: f.periodFrames)
-                offset = 0
-                if pending == 0 { continue }
+                // Render only once the device has room for the period: what is rendered is
+                // written at once, so a gain change (duck, pause, volume) is heard one buffer
+                // after it is made.
+                outcome = dev.waitForRoom(f.periodFrames, timeoutMilliseconds: stallTimeout(f))
+                if outcome == nil {
+                    pending = mixer.render(into: periodBuffer, frames: f.periodFrames)
+                    offset = 0
+                    if pending == 0 { continue }
+                }
             }
-            switch dev.write(periodBuffer + offset * f.bytesPerFrame, count: pending, timeoutMilliseconds: stallTimeout(f)) {
+            switch outcome ?? dev.write(periodBuffer + offset * f.bytesPerFrame, count: pending, timeoutMilliseconds: stallTimeout(f)) {
             case .wrote(let n):
                 pending -= n
                 offset += n
