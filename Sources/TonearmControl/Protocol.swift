@@ -102,10 +102,49 @@
 /// "phase":"begin"|"end"}` with the remote command center's names (`togglePlayPause`,
 /// `nextTrack`, `skipForward`, `seekForward`, `changePlaybackPosition`, …).
 ///
+/// `command` goes to the Now Playing owner: the player, or a client's session (see below),
+/// whose client then gets a `remoteCommand` event and the request answers
+/// `{"status":"success","forwardedTo":SESSION}`.
+///
+/// Audio sessions (the category rules of AVAudioSession; the player is session 1, category
+/// from the profile's `[player]`):
+///
+/// - `sessions` → `muted`, `nowPlayingOwner`, `sessions` (`session`, `owner` — `"player"` or
+///   a client number —, `category`, `mode`, `options`, `active`, `interrupted`, `ducked`,
+///   `duckedBy`, `mutedByInput`, `gain` and `gainDB` as applied to the output now, `stream`,
+///   `nowPlaying`).
+/// - `mute` `{"on":BOOL}`: the mute input; silences ambient and soloAmbient sessions.
+/// - `sessionOpen` `{"category":C, "mode":M, "options":[…], "remoteCommands":BOOL}` → the new
+///   session (`session`, `category`, `mode`, `options` with their implications, `active`,
+///   `interrupted`, `ducked`). Category soloAmbient and mode default unless given;
+///   `remoteCommands` true makes it eligible for Now Playing when non-mixable. A combination
+///   the rules refuse is a `badArgument` naming it ("category ambient does not accept option
+///   mixWithOthers (accepted only by playback, playAndRecord and multiRoute)").
+/// - `sessionSetCategory` `{"session":S, "category":C, "mode":M, "options":[…]}`: options
+///   are not sticky, the new set replaces the old.
+/// - `sessionActivate` `{"session":S}`; `sessionDeactivate` `{"session":S,
+///   "notifyOthers":BOOL}` (notifyOthersOnDeactivation: the sessions it interrupted resume);
+///   `sessionClose` `{"session":S}` (a deactivation without notifying; a client's sessions
+///   close when it disconnects).
+/// - `sessionPlay` `{"session":S, "path":FLAC}` or `{"session":S, "format":{"rate":HZ,
+///   "channels":N, "bits":8|16|24|32}}` for raw PCM (signed little-endian, interleaved),
+///   then `sessionWrite` `{"session":S, "data":BASE64}` (whole frames; → `accepted` frames
+///   and `backlogFrames`; `busy` while about 2 s wait: send again shortly) and `sessionEnd`.
+///   Converted to the device's rate and channels. Activates an inactive session. Errors
+///   `notFound`, `notPlayable`, `busy` (every stream slot playing), `notStreaming`.
+/// - `sessionStop` `{"session":S}`: fades its stream out.
+///
+/// Only the client that opened a session may change it (`badArgument` otherwise).
+///
 /// Topics: `nowPlaying` (`reason`, `replace`, `artworkChanged`, `info`), published on playback
 /// start, pause, resume, seek, track change, rate change, metadata or artwork change and stop
 /// — never on a timer; `state` (`state`, or `error` and `item` when a file fails); `queue`
-/// (as the `queue` report); `commands` (name → enabled); `sessions` (audio sessions).
+/// (as the `queue` report); `commands` (name → enabled); `sessions` (the `sessions` report,
+/// on every change). And, for a client's own sessions only: `interruption` (`session`,
+/// `type` began or ended, `reason` — `nonMixableActivated`, `spokenAudioInterrupted`,
+/// `interrupterDeactivated` —, `interrupter` or `endedBy`, `shouldResume`), `duck`
+/// (`session`, `ducked`, `by`), `stream` (`session`, `finished`: its stream has been heard to
+/// the end) and `remoteCommand` (`session`, `name` and the command's arguments).
 ///
 /// ## Slow clients
 ///

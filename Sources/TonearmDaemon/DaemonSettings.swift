@@ -1,5 +1,6 @@
 import TonearmConfig
 import TonearmPlayback
+import TonearmSession
 
 #if canImport(Glibc)
 import Glibc
@@ -21,8 +22,8 @@ public struct DaemonSettings: Sendable {
     public var skipBackwardSeconds: Double = 15
     public var previousRestartsAfterSeconds: Double = 3
     public var initialVolume: Double = 100
-    public var category = "playback"
-    public var mode = "default"
+    /// The built-in player's session: category, mode and options (`[player]`).
+    public var playerSession: (category: SessionCategory, mode: SessionMode, options: SessionOptions) = (.playback, .default, [])
     public var boardName: String?
 
     public init(config: DaemonConfig) {
@@ -42,8 +43,8 @@ public struct DaemonSettings: Sendable {
         skipBackwardSeconds = config.player.skipBackwardSeconds
         previousRestartsAfterSeconds = config.player.previousRestartsAfterSeconds
         initialVolume = config.player.volume
-        category = config.player.category.rawValue
-        mode = config.player.mode.rawValue
+        // Validated with the profile; the default stands only for a configuration never checked.
+        if let session = try? config.player.sessionConfiguration() { playerSession = session }
         boardName = config.board.name
     }
 
@@ -68,6 +69,8 @@ public struct DaemonSettings: Sendable {
         getenv(name).map { String(cString: $0) }
     }
 
-    /// Categories that mix with others and so cannot own Now Playing (seed core rule).
-    public var categoryIsMixable: Bool { category == "ambient" }
+    /// A session that mixes with others cannot own Now Playing (seed core rule).
+    public var categoryIsMixable: Bool {
+        SessionState(id: 0, owner: 0, category: playerSession.category, options: playerSession.options).isMixable
+    }
 }

@@ -54,6 +54,8 @@ public actor PlayerDaemon {
     var lastPublishedCommands: [RemoteCommand: Bool] = [:]
     var lastPublishedState: TransportState?
     var shuttingDown = false
+    /// The audio sessions: the player's and the clients'.
+    var book = SessionBook()
 
     public init(settings: DaemonSettings, logger: Logger) throws(LibraryError) {
         self.settings = settings
@@ -77,10 +79,15 @@ public actor PlayerDaemon {
     /// Restores the saved state, opens the control socket and runs until `shutdown()`.
     public func run(isShuttingDown: @Sendable () -> Bool) async throws {
         engine.start()
+        openPlayerSession()
         restore()
         var options = ControlServerOptions(path: settings.socketPath, topics: PlayerDaemon.topics)
         let log = logger
         options.log = { log.warning("\($0)") }
+        options.clientDisconnected = { [weak self] client in
+            guard let self else { return }
+            Task { await self.clientDisconnected(client) }
+        }
         let server = try ControlServer(options: options) { [weak self] request, reply in
             guard let self else { return }
             Task { await self.answer(request, reply) }
@@ -93,7 +100,9 @@ public actor PlayerDaemon {
         ])
         while !isShuttingDown() && !Task.isCancelled {
             tick()
-            try? await Task.sleep(for: .milliseconds(50))
+            // A session's stream ending is noticed here; its owner waits for that to go on
+            // (an announcement deactivates and the music comes back), so look more often then.
+            try? await Task.sleep(for: .milliseconds(book.streams.isEmpty ? 50 : 10))
         }
         await stopGracefully()
     }
@@ -119,6 +128,7 @@ public actor PlayerDaemon {
     func tick() {
         let now = Self.now()
         for event in engine.nextEvents() { handle(event, now: now) }
+        reapFinishedStreams()
         if core.scanRate != nil && now - lastScanStep >= 0.25, let id = core.currentItemID,
            let item = core.queue.first(where: { $0.id == id }) {
             lastScanStep = now
@@ -210,7 +220,9 @@ public actor PlayerDaemon {
         }
     }
 
-    static let topics = ["nowPlaying", "state", "queue", "commands", "sessions"]
+    /// `interruption`, `duck`, `stream` and `remoteCommand` carry events about a client's own
+    /// sessions only.
+    static let topics = ["nowPlaying", "state", "queue", "commands", "sessions", "interruption", "duck", "stream", "remoteCommand"]
 
     func publish(_ publications: [NowPlayingPublication]) {
         for publication in publications {
@@ -229,6 +241,7 @@ public actor PlayerDaemon {
             lastPublishedState = core.state
             server?.publish(topic: "state", event: .object([("state", .string(core.state.rawValue))]))
         }
+        syncPlayerSession()
     }
 
     // MARK: State that survives power loss

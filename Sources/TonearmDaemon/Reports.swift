@@ -2,6 +2,11 @@ import TonearmAudio
 import TonearmJSON
 import TonearmPlayback
 import TonearmPlayer
+import TonearmSession
+
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// The JSON shapes of the control protocol's answers and events.
 enum Reports {
@@ -64,9 +69,52 @@ enum Reports {
     }
 
     static func session(_ daemon: isolated PlayerDaemon) -> JSONValue {
-        .object([
-            ("category", .string(daemon.settings.category)), ("mode", .string(daemon.settings.mode)),
-            ("options", .array([])), ("active", .bool(daemon.core.state != .stopped)),
+        let session = daemon.settings.playerSession
+        let state = daemon.book.session(SessionBook.playerSession)
+        return .object([
+            ("category", .string(session.category.rawValue)), ("mode", .string(session.mode.rawValue)),
+            ("options", .array(session.options.names.map { .string($0) })), ("active", .bool(state?.active ?? false)),
+            ("interrupted", .bool(state?.interrupted ?? false)),
+        ])
+    }
+
+    /// `sessions`: every audio session, the mute input and the Now Playing owner.
+    static func sessions(_ daemon: isolated PlayerDaemon) -> JSONValue {
+        let book = daemon.book
+        let list: [JSONValue] = book.sessions.map { state in
+            let output = book.outputs[state.id] ?? OutputGain(mixes: false)
+            let stream = book.streams[state.id]
+            let gain: Float
+            if state.id == SessionBook.playerSession {
+                gain = daemon.engine.appliedGain(slot: 0)
+            } else if let stream {
+                gain = daemon.engine.appliedGain(stream.handle)
+            } else {
+                gain = output.linearGain(duckGain: SessionBook.duckLevel)
+            }
+            let playing: JSONValue = if state.id == SessionBook.playerSession {
+                .string("player")
+            } else if let stream {
+                .string(stream.pcm.map { "pcm \($0)" } ?? "file")
+            } else {
+                .null
+            }
+            return .object([
+                ("session", .int(state.id.value)),
+                ("owner", state.owner == SessionBook.playerOwner ? .string("player") : .int(state.owner.value)),
+                ("category", .string(state.category.rawValue)), ("mode", .string(state.mode.rawValue)),
+                ("options", .array(state.options.names.map { .string($0) })),
+                ("active", .bool(state.active)), ("interrupted", .bool(state.interrupted)),
+                ("ducked", .bool(output.ducked)), ("duckedBy", .array(output.duckedBy.map { .int($0.value) })),
+                ("mutedByInput", .bool(output.silencedByMute)),
+                ("gain", .double(Double(gain))), ("gainDB", gain > 0 ? .double(20 * log10(Double(gain))) : .null),
+                ("stream", playing), ("nowPlaying", .bool(book.nowPlayingOwner == state.id)),
+            ])
+        }
+        return .object([
+            ("muted", .bool(book.muted)),
+            ("nowPlayingOwner", book.nowPlayingOwner.map { .int($0.value) } ?? .null),
+            ("sessions", .array(list)),
         ])
     }
 
@@ -102,7 +150,7 @@ enum Reports {
                           "add tracks (tonearm add PATH) — play, next and the rest enable themselves from the queue"))
         }
         if daemon.settings.categoryIsMixable {
-            flags.append(("mixableCategory", "category '\(daemon.settings.category)' mixes with others, so it cannot own Now Playing",
+            flags.append(("mixableCategory", "category '\(daemon.settings.playerSession.category.rawValue)' mixes with others, so it cannot own Now Playing",
                           "set [player] category = \"playback\" in the board profile"))
         }
         if core.state == .stopped && !core.queue.isEmpty {

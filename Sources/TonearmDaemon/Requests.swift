@@ -98,6 +98,16 @@ extension PlayerDaemon {
                 throw ArgumentError(key: "name", description: "unknown remote command '\(name)' (one of \(RemoteCommand.allCases.map(\.rawValue).joined(separator: ", ")))")
             }
             let phase = try request.optionalString("phase")
+            // Now Playing belongs to a client's session: the command is that client's to carry out.
+            if let owner = book.nowPlayingOwner, owner != SessionBook.playerSession, let state = book.session(owner) {
+                var fields: [(String, JSONValue)] = [("session", .int(owner.value)), ("name", .string(name))]
+                for key in ["interval", "position", "mode", "on", "phase"] {
+                    if let value = request[key], !value.isNull { fields.append((key, value)) }
+                }
+                tell(state.owner, "remoteCommand", fields)
+                reply.succeed(.object([("status", .string(CommandStatus.success.rawValue)), ("forwardedTo", .int(owner.value))]))
+                return
+            }
             command(CommandRequest(
                 remote, interval: try request.optionalDouble("interval"), position: try request.optionalDouble("position"),
                 repeatMode: try request.optionalString("mode").flatMap(RepeatMode.init(rawValue:)),
@@ -118,7 +128,7 @@ extension PlayerDaemon {
                 reply.fail(code: error.code, message: error.description)
             }
         default:
-            reply.failUnknownCommand()
+            if try !answerSession(request, reply) { reply.failUnknownCommand() }
         }
     }
 

@@ -10,6 +10,7 @@ struct Tonearm: ParsableCommand {
               tonearm add ~/Music/Album && tonearm play      (through the daemon, tonearmd)
               tonearm status --json
               tonearm skip -15
+              tonearm announce --notify-others prompt.flac   (ducks or interrupts by the session rules)
               tonearm play --device hw:CARD=DAC,DEV=0 track.flac   (directly, no daemon)
               tonearm info --json track.flac
             Every daemon command takes --socket PATH.
@@ -17,7 +18,7 @@ struct Tonearm: ParsableCommand {
         subcommands: [
             Status.self, Add.self, Clear.self, Queue.self, Play.self, Pause.self, Toggle.self, Stop.self,
             Next.self, Previous.self, Seek.self, Skip.self, Repeat.self, Shuffle.self, Volume.self, Watch.self,
-            Doctor.self, Info.self,
+            Sessions.self, Announce.self, Mute.self, Doctor.self, Info.self,
         ]
     )
 

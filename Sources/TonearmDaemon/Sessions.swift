@@ -1,0 +1,173 @@
+import TonearmAudio
+import TonearmControl
+import TonearmJSON
+import TonearmPlayback
+import TonearmPlayer
+import TonearmSession
+
+/// The audio sessions the daemon arbitrates: the built-in player's and those clients open on
+/// the control socket. The policy (`SessionPolicy.evaluate`) decides; this applies its
+/// decisions: the player pauses and resumes, streams are held and released, gains ramp, and
+/// owners hear about it.
+struct SessionBook {
+    /// The built-in player's session; client sessions are numbered after it.
+    static let playerSession: SessionID = 1
+    /// The built-in player as a session owner; control clients are numbered from 1.
+    static let playerOwner: ClientID = 0
+    /// The level of a ducked session: −15 dB.
+    static let duckLevel: Float = 0.177_827_94
+
+    var sessions: [SessionState] = []
+    var muted = false
+    var outputs: [SessionID: OutputGain] = [:]
+    var nowPlayingOwner: SessionID?
+    var nextID = 2
+    /// The streams playing in sessions, and what they are.
+    var streams: [SessionID: SessionStream] = [:]
+    /// The player was playing when an interruption began: it resumes when the interruption ends
+    /// with shouldResume.
+    var playerResumes = false
+
+    func session(_ id: SessionID) -> SessionState? { sessions.first { $0.id == id } }
+}
+
+/// A stream played into a session.
+struct SessionStream {
+    var handle: StreamHandle
+    /// The raw PCM format a client streams in; nil for a file.
+    var pcm: StreamFormat?
+    var path: String?
+    var ended = false
+}
+
+extension PlayerDaemon {
+    // MARK: Policy
+
+    /// Opens the built-in player's session (inactive until it plays).
+    func openPlayerSession() {
+        let (category, mode, options) = settings.playerSession
+        do throws(SessionError) {
+            try change(.open(SessionBook.playerSession, owner: SessionBook.playerOwner, category: category, mode: mode,
+                             options: options, hasEnabledCommand: core.enabledCommands.values.contains(true)))
+        } catch {
+            // The profile was validated against the same tables.
+            logger.error("the player's session cannot be opened: \(error)")
+        }
+    }
+
+    /// Asks the policy for `request` and carries out its decision.
+    func change(_ request: SessionRequest) throws(SessionError) {
+        let decision = try SessionPolicy.evaluate(sessions: book.sessions, request: request, muted: book.muted)
+        let before = book.outputs
+        book.sessions = decision.sessions
+        book.muted = decision.muted
+        book.outputs = decision.outputs
+
+        for began in decision.interruptionsBegan {
+            logger.notice("session \(began.session) interrupted by session \(began.interrupter) (\(began.reason))")
+            if began.session == SessionBook.playerSession {
+                book.playerResumes = core.state == .playing
+                if book.playerResumes { apply(core.handle(CommandRequest(.pause), now: Self.now())) }
+            }
+            tell(began.owner, "interruption", [
+                ("session", .int(began.session.value)), ("type", .string("began")), ("reason", .string(began.reason.rawValue)),
+                ("interrupter", .int(began.interrupter.value)),
+            ])
+        }
+        for ended in decision.interruptionsEnded {
+            logger.notice("session \(ended.session): interruption ended by session \(ended.endedBy), should resume")
+            if ended.session == SessionBook.playerSession {
+                if book.playerResumes && ended.shouldResume {
+                    book.playerResumes = false
+                    apply(core.handle(CommandRequest(.play), now: Self.now()))
+                }
+            }
+            tell(ended.owner, "interruption", [
+                ("session", .int(ended.session.value)), ("type", .string("ended")), ("reason", .string("interrupterDeactivated")),
+                ("shouldResume", .bool(ended.shouldResume)), ("endedBy", .int(ended.endedBy.value)),
+            ])
+        }
+
+        for state in decision.sessions {
+            guard let output = decision.outputs[state.id] else { continue }
+            let duck: Float = output.ducked ? SessionBook.duckLevel : 1
+            let fade: Float = output.silencedByMute ? 0 : 1
+            if state.id == SessionBook.playerSession {
+                engine.setPlayerDuck(duck)
+                engine.setPlayerFade(fade)
+            } else if let stream = book.streams[state.id] {
+                // Interrupted: held (faded out, kept); otherwise sounding again if it was held
+                // (the interruption ended, or its owner activated it again). Then the gains,
+                // which a held stream keeps at fade 0.
+                if state.interrupted { engine.holdStream(stream.handle) } else { engine.releaseStream(stream.handle) }
+                engine.setStream(stream.handle, duck: duck, fade: fade)
+            }
+            if (before[state.id]?.ducked ?? false) != output.ducked {
+                tell(state.owner, "duck", [
+                    ("session", .int(state.id.value)), ("ducked", .bool(output.ducked)),
+                    ("by", .array(output.duckedBy.map { .int($0.value) })),
+                ])
+            }
+        }
+
+        if decision.nowPlayingOwner != book.nowPlayingOwner {
+            book.nowPlayingOwner = decision.nowPlayingOwner
+            logger.info("Now Playing belongs to \(decision.nowPlayingOwner.map { "session \($0)" } ?? "no session")")
+        }
+        server?.publish(topic: "sessions", event: Reports.sessions(self))
+    }
+
+    /// An event about a client's own session, if the owner is a client and subscribed.
+    func tell(_ owner: ClientID, _ topic: String, _ fields: [(String, JSONValue)]) {
+        guard owner != SessionBook.playerOwner else { return }
+        server?.publish(topic: topic, event: .object(fields), to: owner.value)
+    }
+
+    /// Keeps the player's session in step with the transport: playing activates it (and so
+    /// interrupts whatever the rules say), stopping deactivates it. Paused stays active.
+    func syncPlayerSession() {
+        guard let player = book.session(SessionBook.playerSession) else { return }
+        let hasCommand = core.enabledCommands.values.contains(true)
+        if player.hasEnabledCommand != hasCommand {
+            try? change(.setHasEnabledCommand(SessionBook.playerSession, hasCommand))
+        }
+        switch core.state {
+        case .playing where !player.isSounding:
+            book.playerResumes = false
+            try? change(.activate(SessionBook.playerSession))
+        case .stopped where player.active:
+            book.playerResumes = false
+            try? change(.deactivate(SessionBook.playerSession))
+        default:
+            break
+        }
+    }
+
+    /// A client went away: its sessions close (a close is a deactivation without notifying).
+    func clientDisconnected(_ client: Int) {
+        for state in book.sessions where state.owner.value == client && client != SessionBook.playerOwner.value {
+            closeSession(state.id)
+        }
+    }
+
+    func closeSession(_ id: SessionID) {
+        stopSessionStream(id)
+        try? change(.close(id))
+    }
+
+    func stopSessionStream(_ id: SessionID) {
+        guard let stream = book.streams.removeValue(forKey: id) else { return }
+        engine.stopStream(stream.handle)
+    }
+
+    /// Streams that have been heard to their end: their owners are told.
+    func reapFinishedStreams() {
+        for (id, stream) in book.streams where engine.streamFinished(stream.handle) {
+            book.streams[id] = nil
+            if let owner = book.session(id)?.owner {
+                tell(owner, "stream", [("session", .int(id.value)), ("finished", .bool(true))])
+            }
+            server?.publish(topic: "sessions", event: Reports.sessions(self))
+        }
+    }
+}
