@@ -23,8 +23,8 @@ final class PCMDeviceTests: XCTestCase {
         }
     }
 
-    /// The whole render path — mixer, conversion and the write into alsa-lib — allocates
-    /// nothing per period.
+    /// The whole render path — waiting for room, mixer, conversion and the write into
+    /// alsa-lib — allocates nothing per period.
     func testRenderingAndWritingPeriodsAllocatesNothing() throws {
         let request = OutputRequest(stream: StreamFormat(sampleRate: 44100, channels: 2, bitsPerSample: 16), periodFrames: 256, bufferFrames: 1024)
         let device = try PCMDevice(name: "null", request: request)
@@ -38,7 +38,10 @@ final class PCMDeviceTests: XCTestCase {
 
         var written = 0
         allocation_counter_start()
+        var waits = 0
         for _ in 0..<periods {
+            // As the output thread does: wait for room, then render and write.
+            if device.waitForRoom(256, timeoutMilliseconds: 1000) == nil { waits += 1 }
             let frames = mixer.render(into: buffer, frames: 256)
             var offset = 0
             while offset < frames {
@@ -50,6 +53,7 @@ final class PCMDeviceTests: XCTestCase {
         }
         let allocations = allocation_counter_stop()
         XCTAssertEqual(written, 256 * periods)
+        XCTAssertEqual(waits, periods, "room for every period")
         XCTAssertEqual(allocations, 0, "allocations in \(periods) periods")
     }
 }
