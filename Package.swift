@@ -39,8 +39,15 @@ let package = Package(
                 "CSoxr", "TonearmAudio", "TonearmFLAC", "TonearmALSA", "TonearmSystem",
             ]
         ),
-        // libgpiod: chips and lines for buttons and encoders.
-        .target(name: "TonearmGPIO", dependencies: ["CGPIOD"]),
+        // Board controls and displays as the daemon sees them: commands, display state, the
+        // plug-in protocols, and the pure logic of buttons and encoders. No I/O.
+        .target(name: "TonearmBoard"),
+        // libgpiod: buttons, encoders and switches on GPIO lines, as board commands.
+        .target(name: "TonearmGPIO", dependencies: ["CGPIOD", "TonearmBoard", "TonearmSystem"]),
+        // Linux input events (steering-wheel keys, remotes) as board commands.
+        .target(name: "TonearmInput", dependencies: ["TonearmBoard", "TonearmSystem"]),
+        // Serial displays: termios, and the line, hd44780 and nextion drivers.
+        .target(name: "TonearmSerial", dependencies: ["TonearmBoard", "TonearmSystem"]),
         // A small JSON value type (parse and print) for the CLI and the control protocol.
         .target(name: "TonearmJSON"),
         // Audio-session policy: the category table and one pure function over it.
@@ -50,7 +57,7 @@ let package = Package(
         // The control socket: a Unix-domain JSON-lines server and client.
         .target(name: "TonearmControl", dependencies: ["TonearmJSON", "TonearmSystem"]),
         // Board profiles: a TOML reader and the daemon's typed configuration.
-        .target(name: "TonearmConfig", dependencies: ["TonearmSession"]),
+        .target(name: "TonearmConfig", dependencies: ["TonearmSession", "TonearmBoard"]),
         // Music on disk: directory scans in album order, confinement to the music directory,
         // cover files; and the player state that survives power loss.
         .target(name: "TonearmLibrary", dependencies: ["TonearmFLAC", "TonearmJSON"]),
@@ -68,7 +75,8 @@ let package = Package(
             name: "TonearmDaemon",
             dependencies: [
                 "TonearmPlayer", "TonearmPlayback", "TonearmALSA", "TonearmAudio", "TonearmControl", "TonearmLibrary",
-                "TonearmJSON", "TonearmConfig", "TonearmSystem", "TonearmSession",
+                "TonearmJSON", "TonearmConfig", "TonearmSystem", "TonearmSession", "TonearmBoard", "TonearmGPIO",
+                "TonearmInput", "TonearmSerial",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
@@ -90,7 +98,10 @@ let package = Package(
         .testTarget(name: "TonearmALSATests", dependencies: ["TonearmALSA", "TonearmAudio", "CAllocationCounter"]),
         .testTarget(name: "TonearmPlaybackTests", dependencies: ["TonearmPlayback", "TonearmAudio", "TestSupport"]),
         .testTarget(name: "TonearmFLACTests", dependencies: ["TonearmFLAC", "TestSupport"]),
-        .testTarget(name: "TonearmGPIOTests", dependencies: ["TonearmGPIO"]),
+        .testTarget(name: "TonearmBoardTests", dependencies: ["TonearmBoard"]),
+        .testTarget(name: "TonearmGPIOTests", dependencies: ["TonearmGPIO", "TonearmBoard"]),
+        .testTarget(name: "TonearmInputTests", dependencies: ["TonearmInput", "TonearmBoard", "TestSupport"]),
+        .testTarget(name: "TonearmSerialTests", dependencies: ["TonearmSerial", "TonearmBoard", "TestSupport"]),
         .testTarget(name: "TonearmJSONTests", dependencies: ["TonearmJSON"]),
         .testTarget(name: "TonearmPlayerTests", dependencies: ["TonearmPlayer"]),
         .testTarget(name: "TonearmConfigTests", dependencies: ["TonearmConfig"]),

@@ -4,28 +4,49 @@ import CGPIOD
 import Glibc
 #endif
 
-/// A GPIO line that could not be had, with the chip and line named.
-public struct GPIOError: Error, CustomStringConvertible, Sendable {
+/// A GPIO chip or line that could not be had, with the chip and line named: "GPIO line 17 on
+/// chip 'gpiochip0': no such line (the chip has 0)". The one error type of this module.
+public struct GPIOError: Error, CustomStringConvertible, Sendable, Equatable {
+    /// As the profile wrote it: "gpiochip0", "/dev/gpiochip0" or a label.
     public var chip: String
+    /// An offset ("17") or a name ("GPIO17"); nil when the chip itself is meant.
     public var line: String?
     public var reason: String
+
+    public init(chip: String, line: String?, reason: String) {
+        self.chip = chip
+        self.line = line
+        self.reason = reason
+    }
 
     public var description: String {
         if let line { return "GPIO line \(line) on chip '\(chip)': \(reason)" }
         return "GPIO chip '\(chip)': \(reason)"
+    }
+
+    /// The same error about one of the chip's lines.
+    func about(line: String) -> GPIOError { GPIOError(chip: chip, line: line, reason: reason) }
+
+    /// Why a chip could not be opened, in words, from `errno`.
+    static func chipReason(errno code: Int32) -> String {
+        switch code {
+        case 0, ENOENT, ENODEV: return "no such chip"
+        case ENOTTY: return "not a GPIO chip"
+        default: return "cannot open the chip: \(String(cString: strerror(code)))"
+        }
     }
 }
 
 /// A GPIO chip opened through libgpiod (1.6 API), by name (`gpiochip0`), path or label.
 public final class GPIOChip {
     public let name: String
-    private let chip: OpaquePointer
+    let chip: OpaquePointer
 
     public init(_ name: String) throws(GPIOError) {
         self.name = name
+        errno = 0
         guard let chip = gpiod_chip_open_lookup(name) else {
-            let why = errno == 0 ? "not found" : String(cString: strerror(errno))
-            throw GPIOError(chip: name, line: nil, reason: why)
+            throw GPIOError(chip: name, line: nil, reason: GPIOError.chipReason(errno: errno))
         }
         self.chip = chip
     }
@@ -41,6 +62,18 @@ public final class GPIOChip {
         guard offset >= 0 && offset < lineCount else {
             throw GPIOError(chip: name, line: String(offset), reason: "no such line (the chip has \(lineCount))")
         }
+    }
+
+    /// The chip's name as the kernel gives it ("gpiochip0").
+    public var kernelName: String { String(cString: gpiod_chip_name(chip)) }
+
+    /// A line's name and, when something holds it, the holder ("tonearm", "sysfs"…): what a
+    /// self-test prints. The line must exist (`checkLine`).
+    public func lineInfo(offset: Int) -> (name: String?, usedBy: String?) {
+        guard let line = gpiod_chip_get_line(chip, UInt32(offset)) else { return (nil, nil) }
+        let name = gpiod_line_name(line).map { String(cString: $0) }
+        guard gpiod_line_is_used(line) else { return (name, nil) }
+        return (name, gpiod_line_consumer(line).map { String(cString: $0) } ?? "the kernel")
     }
 
     /// The offset of a line by its name (e.g. "GPIO17").

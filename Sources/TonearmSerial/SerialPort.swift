@@ -1,0 +1,163 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// Hardware (RTS/CTS lines) or software (XON/XOFF bytes) flow control, or none.
+public enum SerialFlowControl: String, Sendable, CaseIterable {
+    case none, rtscts, xonxoff
+}
+
+/// Which port, how fast, and whether the other end may pause us.
+public struct SerialPortSettings: Sendable, Equatable {
+    /// "/dev/ttyAMA0", "/dev/ttyUSB0", "/dev/serial/by-id/…".
+    public var path: String
+    /// Bits per second; one of `baudRates`.
+    public var baudRate: Int
+    public var flowControl: SerialFlowControl
+
+    public init(path: String, baudRate: Int = 9600, flowControl: SerialFlowControl = .none) {
+        self.path = path
+        self.baudRate = baudRate
+        self.flowControl = flowControl
+    }
+
+    /// The standard rates termios names (B1200…B230400) that displays use. Others (14400,
+    /// 460800, 1000000) need BOTHER, which a backpack or Nextion never requires.
+    public static let baudRates = [1200, 2400, 4800, 9600, 19200, 38400, 57600, 115_200, 230_400]
+
+    /// Refuses a rate termios cannot set, before any port is opened.
+    public func validate() throws(SerialError) {
+        guard Self.speed(for: baudRate) != nil else {
+            let rates = Self.baudRates.map(String.init).joined(separator: ", ")
+            throw SerialError(
+                port: path, message: "baud rate \(baudRate) is not supported on serial port \(path): use one of \(rates)")
+        }
+    }
+
+    static func speed(for baudRate: Int) -> speed_t? {
+        switch baudRate {
+        case 1200: speed_t(B1200)
+        case 2400: speed_t(B2400)
+        case 4800: speed_t(B4800)
+        case 9600: speed_t(B9600)
+        case 19200: speed_t(B19200)
+        case 38400: speed_t(B38400)
+        case 57600: speed_t(B57600)
+        case 115_200: speed_t(B115200)
+        case 230_400: speed_t(B230400)
+        default: nil
+        }
+    }
+}
+
+/// A serial port opened as a board opens /dev/ttyAMA0: non-blocking, not our controlling
+/// terminal, raw 8N1 at a standard rate, modem lines ignored (CLOCAL), receiver on (CREAD),
+/// flow control only when the settings ask for it. Used from one thread.
+///
+/// `read` and `write` never wait: the owner `poll`s `descriptor`. A port that went away
+/// (a USB adapter unplugged, a pty whose other end closed) throws from either.
+public final class SerialPort {
+    public let settings: SerialPortSettings
+    /// For `poll`; -1 once closed.
+    public private(set) var descriptor: Int32
+
+    public var path: String { settings.path }
+
+    public init(_ settings: SerialPortSettings) throws(SerialError) {
+        try settings.validate()
+        self.settings = settings
+        let path = settings.path
+        var fd: Int32
+        repeat { fd = open(path, O_RDWR | O_NOCTTY | O_NONBLOCK | O_CLOEXEC) } while fd < 0 && errno == EINTR
+        guard fd >= 0 else { throw .failed("cannot open", path, errno) }
+        descriptor = fd
+        do {
+            try configure()
+        } catch {
+            close()
+            throw error
+        }
+    }
+
+    deinit { close() }
+
+    /// Idempotent.
+    public func close() {
+        if descriptor >= 0 {
+            _ = Glibc.close(descriptor)
+            descriptor = -1
+        }
+    }
+
+    private func configure() throws(SerialError) {
+        let path = settings.path
+        var options = termios()
+        guard tcgetattr(descriptor, &options) == 0 else {
+            let code = errno
+            let why = code == ENOTTY ? "\(errnoText(code)) (not a terminal)" : errnoText(code)
+            throw SerialError(port: path, message: "cannot configure serial port \(path): \(why)", code: code)
+        }
+        // Raw: no line editing, echo, signals or newline translation; VMIN 1 and VTIME 0, so
+        // an empty port reads EAGAIN and end of file means the port hung up.
+        cfmakeraw(&options)
+        options.c_cflag &= ~tcflag_t(CSIZE | PARENB | CSTOPB)
+        options.c_cflag &= ~tcflag_t(CRTSCTS)
+        options.c_cflag |= tcflag_t(CS8 | CLOCAL | CREAD)
+        options.c_iflag &= ~tcflag_t(IXON | IXOFF | IXANY)
+        switch settings.flowControl {
+        case .none: break
+        case .rtscts: options.c_cflag |= tcflag_t(CRTSCTS)
+        case .xonxoff: options.c_iflag |= tcflag_t(IXON | IXOFF)
+        }
+        let speed = SerialPortSettings.speed(for: settings.baudRate)!
+        cfsetispeed(&options, speed)
+        cfsetospeed(&options, speed)
+        guard tcsetattr(descriptor, TCSANOW, &options) == 0 else { throw .failed("cannot configure", path, errno) }
+        // tcsetattr succeeds if any one change took; check the rate did.
+        var applied = termios()
+        guard tcgetattr(descriptor, &applied) == 0 else { throw .failed("cannot configure", path, errno) }
+        guard cfgetospeed(&applied) == speed else {
+            throw SerialError(port: path, message: "serial port \(path) refused baud rate \(settings.baudRate)")
+        }
+        // What arrived before we were listening belongs to nobody.
+        _ = tcflush(descriptor, TCIOFLUSH)
+    }
+
+    /// Reads what has arrived into `buffer`, without waiting; 0 when nothing has. Throws when
+    /// the port is gone (EIO, ENXIO, or end of file: the port hung up).
+    public func read(into buffer: UnsafeMutableRawBufferPointer) throws(SerialError) -> Int {
+        guard descriptor >= 0 else { throw closedError }
+        while true {
+            let n = Glibc.read(descriptor, buffer.baseAddress, buffer.count)
+            if n > 0 { return n }
+            if n == 0 {
+                throw SerialError(port: path, message: "serial port \(path) hung up")
+            }
+            switch errno {
+            case EINTR: continue
+            case EAGAIN, EWOULDBLOCK: return 0
+            case let code: throw .failed("cannot read from", path, code)
+            }
+        }
+    }
+
+    /// Writes as much of `bytes` as the port takes now; 0 when its buffer is full (or the
+    /// other end paused us with flow control). Throws when the port is gone.
+    public func write(_ bytes: UnsafeRawBufferPointer) throws(SerialError) -> Int {
+        guard descriptor >= 0 else { throw closedError }
+        guard bytes.count > 0 else { return 0 }
+        while true {
+            let n = Glibc.write(descriptor, bytes.baseAddress, bytes.count)
+            if n >= 0 { return n }
+            switch errno {
+            case EINTR: continue
+            case EAGAIN, EWOULDBLOCK: return 0
+            case let code: throw .failed("cannot write to", path, code)
+            }
+        }
+    }
+
+    private var closedError: SerialError {
+        SerialError(port: path, message: "serial port \(path) is closed", code: EBADF)
+    }
+}

@@ -1,0 +1,157 @@
+import Foundation
+import TestSupport
+import TonearmBoard
+import TonearmInput
+import XCTest
+
+/// Devices that are missing, come later, go away, cannot be read or are not devices; and
+/// stopping.
+final class DeviceLifecycleTests: XCTestCase {
+    override func setUpWithError() throws {
+        guard MemoryLayout<Int>.size == 8 else { throw XCTSkip("the records here are the 64-bit layout") }
+        signal(SIGPIPE, SIG_IGN)
+    }
+
+    func testADeviceMissingAtStartIsWaitedForAndReadWhenItAppears() throws {
+        let directory = try TemporaryDirectory(prefix: "tonearm-input")
+        let path = directory.file("event3")
+        let recorder = Recorder()
+        let source = InputEventSource(path: path, retryInterval: 0.1)
+        source.start(send: recorder.send, log: recorder.log)
+        defer { source.stop() }
+
+        usleep(350_000)  // three more attempts, none of them logged
+        XCTAssertEqual(recorder.logs, ["input \(path): not there (No such file or directory); waiting for it"])
+        XCTAssertEqual(recorder.logs(at: .warning).count, 1)
+
+        _ = try FIFO(path)
+        let writer = try FIFOWriter(path)
+        try writer.write(press(keyNextSong))
+        XCTAssertEqual(recorder.waitForCommands(1), [BoardCommand(.nextTrack)])
+        XCTAssertEqual(recorder.logs.last, "input \(path): opened")
+    }
+
+    func testAPatternReadsEveryDeviceItMatchesEvenLaterOnes() throws {
+        let directory = try TemporaryDirectory(prefix: "tonearm-input")
+        let pattern = directory.path + "/*-event-kbd"
+        let recorder = Recorder()
+        let source = InputEventSource(path: pattern, retryInterval: 0.1)
+        XCTAssertEqual(source.name, "input \(pattern)")
+        source.start(send: recorder.send, log: recorder.log)
+        defer { source.stop() }
+
+        XCTAssertTrue(recorder.waitForLog(containing: "no device matches"))
+        let keyboard = try FIFO(directory.file("usb-remote-event-kbd")).path
+        let consumer = try FIFO(directory.file("usb-remote-if01-event-kbd")).path
+        let mouse = try FIFO(directory.file("usb-remote-event-mouse")).path
+        let keys = try FIFOWriter(keyboard)
+        let media = try FIFOWriter(consumer)
+        try keys.write(press(keyNextSong))
+        XCTAssertEqual(recorder.waitForCommands(1), [BoardCommand(.nextTrack)])
+        try media.write(press(keyPlayPause))
+        XCTAssertEqual(recorder.waitForCommands(2), [BoardCommand(.nextTrack), BoardCommand(.togglePlayPause)])
+        XCTAssertThrowsError(try FIFOWriter(mouse, timeout: 0.3), "a device the pattern does not match is not opened")
+
+        // One of them goes and comes back; the other is read all along.
+        keys.close()
+        XCTAssertTrue(recorder.waitForLog(containing: "input \(keyboard): gone (end of file); waiting for it"))
+        try media.write(press(keyVolumeUp))
+        let again = try FIFOWriter(keyboard)
+        try again.write(press(keyPreviousSong))
+        let commands = recorder.waitForCommands(4)
+        XCTAssertEqual(commands.count, 4, "\(commands)")
+        XCTAssertEqual(Set(commands.suffix(2)), [BoardCommand(.volumeUp), BoardCommand(.previousTrack)])
+
+        let logs = recorder.logs
+        XCTAssertEqual(logs.filter { $0.contains("no device matches") }, ["input \(pattern): no device matches; waiting for one"])
+        XCTAssertEqual(logs.filter { $0.hasSuffix("opened") }.count, 3, "\(logs)")
+        XCTAssertFalse(logs.contains { $0.contains("event-mouse") }, "\(logs)")
+    }
+
+    func testStopWakesThePollAndEndsTheThreadPromptly() throws {
+        let directory = try TemporaryDirectory(prefix: "tonearm-input")
+        let before = threadNames().filter { $0 == "tonearm-input" }.count
+
+        // An open FIFO: the thread waits in poll with no timeout.
+        let fifo = try FIFO(directory.file("event0"))
+        let reading = InputEventSource(path: fifo.path, retryInterval: 1)
+        let recorder = Recorder()
+        reading.start(send: recorder.send, log: recorder.log)
+        let writer = try FIFOWriter(fifo.path)
+        try writer.write(press(keyPlay))
+        recorder.waitForCommands(1)
+        XCTAssertEqual(threadNames().filter { $0 == "tonearm-input" }.count, before + 1)
+        XCTAssertLessThan(stopTime(reading), 0.2)
+        XCTAssertEqual(threadNames().filter { $0 == "tonearm-input" }.count, before, "the thread is joined")
+        _ = try? writer.write(press(keyNextSong))  // EPIPE: the source closed its end
+        usleep(50_000)
+        XCTAssertEqual(recorder.commands, [BoardCommand(.play)], "nothing is read after stop")
+        reading.stop()
+
+        // A missing device: the thread waits a whole retry interval between attempts.
+        let waiting = InputEventSource(path: directory.file("absent"), retryInterval: 1)
+        waiting.start(send: { _ in }, log: recorder.log)
+        XCTAssertTrue(recorder.waitForLog(containing: "not there"))
+        XCTAssertLessThan(stopTime(waiting), 0.2)
+        XCTAssertEqual(threadNames().filter { $0 == "tonearm-input" }.count, before)
+    }
+
+    /// Seconds `source.stop()` took, from another thread, so a stop that never returns fails
+    /// the test (as 1000 s) rather than hanging the run.
+    private func stopTime(_ source: InputEventSource) -> Double {
+        let done = DispatchSemaphore(value: 0)
+        let started = monotonicSeconds()
+        Thread.detachNewThread {
+            source.stop()
+            done.signal()
+        }
+        guard done.wait(timeout: .now() + 1) == .success else { return 1000 }
+        return monotonicSeconds() - started
+    }
+
+    func testARegularFileIsNotReadAsADevice() throws {
+        let directory = try TemporaryDirectory(prefix: "tonearm-input")
+        let path = directory.file("event-kbd")
+        try Data(press(keyPlayPause)).write(to: URL(fileURLWithPath: path))
+        let recorder = Recorder()
+        let source = InputEventSource(path: path, retryInterval: 0.1)
+        source.start(send: recorder.send, log: recorder.log)
+        defer { source.stop() }
+        usleep(350_000)
+        XCTAssertEqual(recorder.commands, [], "its records are not sent, let alone again after every end of file")
+        XCTAssertEqual(recorder.logs(at: .error), ["input \(path): not an input device or a FIFO (a regular file); waiting for it to become one"])
+    }
+
+    func testAnUnreadableDeviceSaysHowToFixItAndIsOpenedOnceItCanBe() throws {
+        let directory = try TemporaryDirectory(prefix: "tonearm-input")
+        chmod(directory.path, 0o755)
+        let fifo = try FIFO(directory.file("event5"))
+        let recorder = Recorder()
+        let source = InputEventSource(path: fifo.path, retryInterval: 0.1)
+
+        // root reads anything: be nobody (the whole process, for a moment) to be refused.
+        let root = geteuid() == 0
+        chmod(fifo.path, root ? 0o600 : 0)
+        if root {
+            guard seteuid(65534) == 0 else { throw XCTSkip("cannot become nobody: \(String(cString: strerror(errno)))") }
+        }
+        source.start(send: recorder.send, log: recorder.log)
+        defer { source.stop() }
+        let refused = recorder.waitForLog(containing: "Permission denied")
+        usleep(250_000)  // more attempts, not logged again
+        if root { XCTAssertEqual(seteuid(0), 0) } else { chmod(fifo.path, 0o600) }
+
+        XCTAssertTrue(refused, "\(recorder.logs)")
+        let errors = recorder.logs(at: .error)
+        XCTAssertEqual(errors.count, 1, "\(errors)")
+        let message = errors.first ?? ""
+        XCTAssertTrue(message.hasPrefix("input \(fifo.path): cannot open (Permission denied); add the user "), message)
+        XCTAssertTrue(message.contains(" to group input"), message)
+        if root { XCTAssertTrue(message.contains("add the user nobody to group input"), message) }
+
+        let writer = try FIFOWriter(fifo.path)
+        try writer.write(press(keyMute))
+        XCTAssertEqual(recorder.waitForCommands(1), [BoardCommand(.toggleMute)])
+        XCTAssertEqual(recorder.logs.last, "input \(fifo.path): opened")
+    }
+}

@@ -1,0 +1,206 @@
+import TestSupport
+import TonearmBoard
+import TonearmSerial
+import XCTest
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+final class SerialDisplayTests: XCTestCase {
+    private func contains(_ haystack: [UInt8], _ needle: String) -> Bool { contains(haystack, Array(needle.utf8)) }
+
+    private func contains(_ haystack: [UInt8], _ needle: [UInt8]) -> Bool {
+        haystack.withUnsafeBufferPointer { h in
+            needle.withUnsafeBufferPointer { n in
+                guard n.count > 0, n.count <= h.count else { return n.isEmpty }
+                for i in 0...(h.count - n.count) where h[i] == n[0] {
+                    var j = 1
+                    while j < n.count && h[i + j] == n[j] { j += 1 }
+                    if j == n.count { return true }
+                }
+                return false
+            }
+        }
+    }
+
+    /// A megabyte of random bytes from the display: the thread reads it all, keeps sending
+    /// the latest state while it does, holds little memory, and decodes a good command after.
+    private func checkGarbage(
+        _ driver: SerialDisplaySettings.Driver, during: ([UInt8], Int) -> Bool, shows marker: ([UInt8]) -> Bool,
+        command: [UInt8]?, expected: BoardCommand?, file: StaticString = #filePath, line: UInt = #line
+    ) throws {
+        let pty = try PseudoTerminal()
+        let display = try SerialDisplay(settings: SerialDisplaySettings(port: SerialPortSettings(path: pty.slavePath, baudRate: 230_400), driver: driver))
+        let recorder = Recorder()
+        display.show(trackState(title: "Before", artist: nil))
+        recorder.start(display)
+        defer { display.stop() }
+        XCTAssertTrue(pty.read(until: { $0.count > 0 }), "the display starts", file: file, line: line)
+
+        // The flood comes in sixteen bursts of 64 KiB; after each, a new state must come out.
+        let garbage = randomBytes(1 << 20, seed: 42)
+        let started = monotonicSeconds()
+        var shown = 0
+        for burst in stride(from: 0, to: garbage.count, by: 1 << 16) {
+            XCTAssertEqual(pty.write(Array(garbage[burst..<burst + (1 << 16)]), timeout: 2), 1 << 16, "the thread reads", file: file, line: line)
+            shown += 1
+            display.show(trackState(title: "Track \(shown)", artist: nil, volume: Double(shown)))
+            XCTAssertTrue(pty.read(until: { during($0, shown) }, timeout: 1), "state \(shown) goes out during the flood", file: file, line: line)
+        }
+        let flood = monotonicSeconds() - started
+        display.show(trackState(title: "After the flood", artist: nil))
+        XCTAssertTrue(pty.read(until: marker, timeout: 2), "the latest state still goes out", file: file, line: line)
+        if let command, let expected {
+            pty.write(command)
+            XCTAssertEqual(recorder.waitForCommands(1, timeout: 2), [expected], "and a good command is decoded", file: file, line: line)
+        }
+        let total = monotonicSeconds() - started
+        let statistics = display.statistics
+        XCTAssertGreaterThanOrEqual(statistics.bytesRead, garbage.count, "every byte read: the thread kept up", file: file, line: line)
+        XCTAssertLessThan(total, 5, "in bounded time (\(flood) s of flood)", file: file, line: line)
+        XCTAssertLessThanOrEqual(statistics.largestPendingOutput, 2048, "output waits for one drawing and a few replies", file: file, line: line)
+        XCTAssertEqual(statistics.commands, command == nil ? 0 : 1, "garbage is not a command", file: file, line: line)
+        XCTAssertEqual(statistics.losses, 0, file: file, line: line)
+    }
+
+    func testGarbageDisturbsNothingOnTheLineProtocol() throws {
+        var errors = 0
+        try checkGarbage(
+            .line, during: { bytes, n in self.contains(bytes, "volume \(n)\n") }, shows: { bytes in
+                errors = String(decoding: bytes, as: UTF8.self).components(separatedBy: "\nerror ").count - 1
+                return self.contains(bytes, "title After the flood\n")
+            },
+            command: Array("\nnextTrack\n".utf8), expected: BoardCommand(.nextTrack))
+        XCTAssertGreaterThan(errors, 0, "the display is told")
+        XCTAssertLessThan(errors, 30, "but not flooded back: four answers a second")
+    }
+
+    func testGarbageDisturbsNothingOnANextion() throws {
+        let touch = [NextionTouch(page: 0, component: 3, command: BoardCommand(.nextTrack))]
+        try checkGarbage(
+            .nextion(NextionSettings(touch: touch)), during: { bytes, n in self.contains(bytes, Array("volume.val=\(n)".utf8) + [0xFF]) }, shows: { self.contains($0, #"title.txt="After the flood""#) },
+            command: [0x65, 0, 3, 1, 0xFF, 0xFF, 0xFF], expected: BoardCommand(.nextTrack))
+    }
+
+    func testGarbageDisturbsNothingOnAnLCD() throws {
+        try checkGarbage(
+            .hd44780(HD44780Settings(columns: 16, rows: 2)),
+            during: { bytes, n in
+                var screen = SerLCDScreen(columns: 16, rows: 2)
+                screen.feed(bytes)
+                return screen.row(0) == "Track \(n)".padding(toLength: 16, withPad: " ", startingAt: 0)
+            },
+            shows: { bytes in
+                var screen = SerLCDScreen(columns: 16, rows: 2)
+                screen.feed(bytes)
+                return screen.row(0) == "After the flood "
+            },
+            command: nil, expected: nil)
+    }
+
+    /// A path missing at start, then a pty; that pty closed (its path cannot come back), then
+    /// a new pty at the same path, as a udev symlink would do.
+    func testReopensAPortThatDisappearsAndComesBack() throws {
+        let directory = try TemporaryDirectory()
+        let link = directory.file("ttyDISPLAY")
+        let display = try SerialDisplay(
+            settings: SerialDisplaySettings(port: SerialPortSettings(path: link), driver: .line, reopenInterval: 0.1))
+        let recorder = Recorder()
+        display.show(trackState(title: "First"))
+        recorder.start(display)
+        defer { display.stop() }
+
+        XCTAssertTrue(recorder.waitForLog(containing: "cannot open serial port \(link): No such file or directory; trying again every 0.1 s"))
+        sleepSeconds(0.35)
+        XCTAssertEqual(recorder.log.count, 1, "logged once, however many attempts: \(recorder.log)")
+
+        let first = try PseudoTerminal()
+        XCTAssertEqual(symlink(first.slavePath, link), 0)
+        let everything = first.takeLines(LineProtocolTests.startLines.count)
+        XCTAssertEqual(everything.first, "hello tonearm 1")
+        XCTAssertEqual(everything[2], "title First")
+        XCTAssertEqual(everything.last, "end")
+        XCTAssertTrue(recorder.waitForLog(containing: "opened serial port \(link) for the line display at 9600 baud"))
+        display.show(trackState(title: "Second"))
+        XCTAssertEqual(first.takeLines(2), ["title Second", "end"])
+
+        first.close()
+        XCTAssertTrue(recorder.waitForLog(containing: "line display lost: serial port \(link) hung up; reopening every 0.1 s"))
+        display.show(trackState(title: "Third"))  // while it is gone: kept
+        sleepSeconds(0.35)
+        XCTAssertEqual(recorder.log.count, 3, "the loss once, not each failed reopen: \(recorder.log)")
+
+        let second = try PseudoTerminal()
+        XCTAssertEqual(unlink(link), 0)
+        XCTAssertEqual(symlink(second.slavePath, link), 0)
+        let again = second.takeLines(LineProtocolTests.startLines.count)
+        XCTAssertEqual(again.first, "hello tonearm 1", "the whole state again")
+        XCTAssertEqual(again.count > 2 ? again[2] : "", "title Third", "the latest")
+        XCTAssertTrue(recorder.waitForLog(containing: "serial port \(link) is back: sending the line display everything again"))
+        XCTAssertEqual(display.statistics.opens, 2)
+        XCTAssertEqual(display.statistics.losses, 1)
+        XCTAssertEqual(recorder.log.count, 4, "\(recorder.log)")
+    }
+
+    func testShowNeverWaitsForTheDisplay() throws {
+        let pty = try PseudoTerminal()  // not read: the display stops taking bytes
+        let display = try SerialDisplay(settings: SerialDisplaySettings(port: SerialPortSettings(path: pty.slavePath), driver: .line))
+        let recorder = Recorder()
+        recorder.start(display)
+        XCTAssertTrue(waitUntil(timeout: 2) { display.statistics.opens == 1 })
+
+        let long = String(repeating: "x", count: 200)
+        let count = 5000
+        let started = monotonicSeconds()
+        for n in 1...count { display.show(trackState(title: "\(n) \(long)")) }
+        XCTAssertLessThan(monotonicSeconds() - started, 0.5, "show only stores the state")
+        sleepSeconds(0.2)
+        let statistics = display.statistics
+        XCTAssertLessThan(statistics.bytesWritten, count * long.count / 4, "the port was full: the thread waited, not show")
+        XCTAssertLessThanOrEqual(statistics.largestPendingOutput, 2048, "and only the latest state waits")
+
+        let reading = monotonicSeconds()
+        XCTAssertTrue(pty.read(until: { self.contains($0, "title \(count) \(long)\nend\n") }, timeout: 3), "the latest state once the display reads")
+        XCTAssertLessThan(monotonicSeconds() - reading, 0.5, "as soon as the port has room")
+        XCTAssertTrue(threadNames().contains("tonearm-display"))
+        let stopping = monotonicSeconds()
+        display.stop()
+        XCTAssertLessThan(monotonicSeconds() - stopping, 0.5)
+        XCTAssertFalse(threadNames().contains("tonearm-display"), "joined")
+    }
+
+    func testStopIsPromptAndIdempotent() throws {
+        let display = try SerialDisplay(
+            settings: SerialDisplaySettings(port: SerialPortSettings(path: "/nonexistent/ttyS9"), driver: .hd44780(HD44780Settings())))
+        let recorder = Recorder()
+        let early = try SerialDisplay(settings: SerialDisplaySettings(port: SerialPortSettings(path: "/nonexistent/ttyS9")))
+        early.stop()  // before start: nothing to wait for
+        recorder.start(early)
+        sleepSeconds(0.05)
+        XCTAssertEqual(recorder.log, [], "a stopped display does not start")
+
+        recorder.start(display)
+        XCTAssertTrue(recorder.waitForLog(containing: "cannot open serial port /nonexistent/ttyS9: No such file or directory; trying again every 1 s"))
+        let stopping = monotonicSeconds()
+        display.stop()
+        XCTAssertLessThan(monotonicSeconds() - stopping, 0.3, "not after the next attempt to open")
+        display.stop()
+        XCTAssertEqual(display.name, "hd44780 display on /nonexistent/ttyS9")
+
+        // A display nobody holds any more stops its thread.
+        do {
+            let dropped = try SerialDisplay(settings: SerialDisplaySettings(port: SerialPortSettings(path: "/nonexistent/ttyS8")))
+            recorder.start(dropped)
+            XCTAssertTrue(recorder.waitForLog(containing: "/nonexistent/ttyS8"))
+            XCTAssertTrue(threadNames().contains("tonearm-display"))
+        }
+        XCTAssertFalse(threadNames().contains("tonearm-display"))
+    }
+
+    private func threadNames() -> [String] {
+        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
+        return tasks.compactMap { try? String(contentsOfFile: "/proc/self/task/\($0)/comm", encoding: .utf8) }
+            .map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
+    }
+}
