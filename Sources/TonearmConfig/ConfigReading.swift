@@ -138,7 +138,8 @@ struct ConfigCheck {
     func failure(_ kind: ConfigError.Kind, _ key: String, _ problem: String) -> ConfigError {
         // A rule broken by a default (buffer_frames against a larger period_frames) points at
         // the table.
-        let line = source.map { $0.line(of: key) ?? $0.line }
+        // "map.KEY_F1" was written as a key of `map`: point at that.
+        let line = source.map { $0.line(of: key) ?? $0.line(of: String(key.prefix { $0 != "." })) ?? $0.line }
         return ConfigError(kind: kind, message: "\(qualified(key)) \(problem)", key: qualified(key), fileName: fileName, line: line)
     }
 

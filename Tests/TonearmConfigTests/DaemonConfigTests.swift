@@ -164,7 +164,7 @@ final class DaemonConfigTests: XCTestCase {
         assertRefused("[output.extra]\nx = 1", .unknownTable, "unknown table [output.extra] (line 1)")
         assertRefused("[player]\nvolume = 50\nfoo.bar = 1", .unknownTable, "unknown table [player.foo] (line 3)")
         assertRefused("\n\nvolume = 50", .unknownKey, "unknown key 'volume' (line 3)")
-        assertRefused("[[button]]\nline = 17", .unknownTable, "unknown table [[button]] (line 1)")
+        assertRefused("[[knob]]\nline = 17", .unknownTable, "unknown table [[knob]] (line 1)")
         assertRefused("[daemon]\n\"music dir\" = \"/m\"", .unknownKey, "unknown key 'music dir' in [daemon] (line 2)")
     }
 
