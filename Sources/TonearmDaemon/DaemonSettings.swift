@@ -25,8 +25,11 @@ public struct DaemonSettings: Sendable {
     /// The built-in player's session: category, mode and options (`[player]`).
     public var playerSession: (category: SessionCategory, mode: SessionMode, options: SessionOptions) = (.playback, .default, [])
     public var boardName: String?
+    /// The whole profile, for the board's controls and display.
+    public var profile: DaemonConfig
 
     public init(config: DaemonConfig) {
+        profile = config
         playback.device = config.output.device
         playback.periodFrames = config.output.periodFrames
         playback.bufferFrames = config.output.bufferFrames

@@ -56,8 +56,12 @@ public actor PlayerDaemon {
     var shuttingDown = false
     /// The audio sessions: the player's and the clients'.
     var book = SessionBook()
+    /// The board's buttons, knobs, keys and displays.
+    var board: BoardPlugIns
 
-    public init(settings: DaemonSettings, logger: Logger) throws(LibraryError) {
+    /// Fails when the state directory is unusable or a board control marked `required` is
+    /// missing; the error says which.
+    public init(settings: DaemonSettings, logger: Logger) throws {
         self.settings = settings
         self.logger = logger
         var core = PlayerCore(preferredSkipInterval: settings.skipForwardSeconds,
@@ -70,6 +74,7 @@ public actor PlayerDaemon {
         var playback = settings.playback
         playback.volumePercent = settings.mixerControl == nil ? settings.initialVolume : 100
         engine = PlaybackEngine(options: playback) { table.after($0) }
+        board = try BoardSetup.plugIns(for: settings.profile, log: logger)
     }
 
     static func now() -> Double { monotonicSeconds() }
@@ -94,6 +99,7 @@ public actor PlayerDaemon {
         }
         self.server = server
         server.start()
+        startBoard()
         logger.info("tonearmd ready", metadata: [
             "socket": "\(settings.socketPath)", "device": "\(settings.playback.device)",
             "state": "\(settings.stateDirectory)", "music": "\(settings.musicDirectory ?? "(any)")",
@@ -109,6 +115,7 @@ public actor PlayerDaemon {
 
     /// SIGTERM/SIGINT: fade out (at most 50 ms), save, close the socket, stop the engine.
     func stopGracefully() async {
+        stopBoard()
         if core.state == .playing {
             engine.pause()
             let deadline = Self.now() + 0.05
@@ -242,6 +249,7 @@ public actor PlayerDaemon {
             server?.publish(topic: "state", event: .object([("state", .string(core.state.rawValue))]))
         }
         syncPlayerSession()
+        showBoardState()
     }
 
     // MARK: State that survives power loss

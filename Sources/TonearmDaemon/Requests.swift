@@ -2,6 +2,7 @@ import TonearmControl
 import TonearmJSON
 import TonearmLibrary
 import TonearmPlayer
+import TonearmSession
 
 /// The control protocol's commands, answered by the daemon. Transport commands answer with
 /// the remote command center's status (`success`, `disabled`, `noSuchContent`,
@@ -98,20 +99,14 @@ extension PlayerDaemon {
                 throw ArgumentError(key: "name", description: "unknown remote command '\(name)' (one of \(RemoteCommand.allCases.map(\.rawValue).joined(separator: ", ")))")
             }
             let phase = try request.optionalString("phase")
-            // Now Playing belongs to a client's session: the command is that client's to carry out.
-            if let owner = book.nowPlayingOwner, owner != SessionBook.playerSession, let state = book.session(owner) {
-                var fields: [(String, JSONValue)] = [("session", .int(owner.value)), ("name", .string(name))]
-                for key in ["interval", "position", "mode", "on", "phase"] {
-                    if let value = request[key], !value.isNull { fields.append((key, value)) }
-                }
-                tell(state.owner, "remoteCommand", fields)
-                reply.succeed(.object([("status", .string(CommandStatus.success.rawValue)), ("forwardedTo", .int(owner.value))]))
-                return
-            }
-            command(CommandRequest(
+            let remoteRequest = CommandRequest(
                 remote, interval: try request.optionalDouble("interval"), position: try request.optionalDouble("position"),
                 repeatMode: try request.optionalString("mode").flatMap(RepeatMode.init(rawValue:)),
-                shuffle: try request.optionalBool("on"), scanning: phase.flatMap(ScanPhase.init(rawValue:))))
+                shuffle: try request.optionalBool("on"), scanning: phase.flatMap(ScanPhase.init(rawValue:)))
+            let (status, forwardedTo) = remoteCommand(remoteRequest, now: now)
+            var answer: [(String, JSONValue)] = [("status", .string(status))]
+            if let forwardedTo { answer.append(("forwardedTo", .int(forwardedTo.value))) }
+            reply.succeed(.object(answer))
         case "artwork":
             let id = try request.string("artwork")
             guard let source = artworkSources[id] else {
@@ -130,6 +125,25 @@ extension PlayerDaemon {
         default:
             if try !answerSession(request, reply) { reply.failUnknownCommand() }
         }
+    }
+
+    /// A remote command from any source (the socket's `command`, a button, a key, a display),
+    /// for the Now Playing owner: the player's core, or a client's session, whose client gets a
+    /// `remoteCommand` event. The status, and the session it went to if not the player.
+    func remoteCommand(_ request: CommandRequest, now: Double) -> (status: String, forwardedTo: SessionID?) {
+        if let owner = book.nowPlayingOwner, owner != SessionBook.playerSession, let state = book.session(owner) {
+            var fields: [(String, JSONValue)] = [("session", .int(owner.value)), ("name", .string(request.command.rawValue))]
+            if let interval = request.interval { fields.append(("interval", .double(interval))) }
+            if let position = request.position { fields.append(("position", .double(position))) }
+            if let mode = request.repeatMode { fields.append(("mode", .string(mode.rawValue))) }
+            if let on = request.shuffle { fields.append(("on", .bool(on))) }
+            if let phase = request.scanning { fields.append(("phase", .string(phase.rawValue))) }
+            tell(state.owner, "remoteCommand", fields)
+            return (CommandStatus.success.rawValue, owner)
+        }
+        let outcome = core.handle(request, now: now)
+        apply(outcome)
+        return (outcome.status.rawValue, nil)
     }
 
     func publishQueue() {

@@ -115,6 +115,7 @@ extension PlayerDaemon {
             logger.info("Now Playing belongs to \(decision.nowPlayingOwner.map { "session \($0)" } ?? "no session")")
         }
         server?.publish(topic: "sessions", event: Reports.sessions(self))
+        showBoardState()
     }
 
     /// An event about a client's own session, if the owner is a client and subscribed.

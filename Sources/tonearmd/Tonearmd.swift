@@ -46,6 +46,9 @@ struct Tonearmd: AsyncParsableCommand {
     @Flag(help: "Check the board profile and exit.")
     var check = false
 
+    @Flag(help: "On the board: check the ALSA device, GPIO chips and lines, input devices and serial port the profile names, print what was found, and exit (1 if anything is missing). Stop the service first.")
+    var selftest = false
+
     @Option(help: ArgumentHelp("Log level: trace, debug, info, notice, warning, error, critical.", valueName: "level"))
     var logLevel: String = "info"
 
@@ -66,12 +69,24 @@ struct Tonearmd: AsyncParsableCommand {
             if let stateDir { profile.daemon.stateDirectory = stateDir }
             if let musicDir { profile.daemon.musicDirectory = musicDir }
             try profile.validate()
+            try BoardSetup.check(profile)
+        } catch let error as BoardSetupError {
+            printError("tonearmd: \(config ?? "defaults"): \(error)")
+            throw ExitCode(1)
         } catch {
             printError("tonearmd: \(error)")
             throw ExitCode(1)
         }
         if check {
             print("\(config ?? "defaults"): ok")
+            return
+        }
+        if selftest {
+            let findings = BoardSelfTest.run(profile)
+            for finding in findings { print("\(finding.ok ? "ok  " : "FAIL") \(finding.text)") }
+            let failed = findings.filter { !$0.ok }.count
+            print(failed == 0 ? "\(config ?? "defaults"): everything the profile names is there" : "\(config ?? "defaults"): \(failed) problem\(failed == 1 ? "" : "s")")
+            if failed > 0 { throw ExitCode(1) }
             return
         }
         let settings = DaemonSettings(config: profile)

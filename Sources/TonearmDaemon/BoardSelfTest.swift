@@ -1,0 +1,121 @@
+import TonearmALSA
+import TonearmAudio
+import TonearmConfig
+import TonearmGPIO
+import TonearmSerial
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// `tonearmd --selftest`: on a real board, checks what a profile names — the ALSA device, every
+/// GPIO chip and line, the input devices, the serial port — and says what it found. Nothing is
+/// kept open; run it with the service stopped (the device and lines are then free).
+public enum BoardSelfTest {
+    public struct Finding: Sendable {
+        public var ok: Bool
+        public var text: String
+    }
+
+    public static func run(_ profile: DaemonConfig) -> [Finding] {
+        var findings: [Finding] = []
+        findings.append(alsa(profile.output))
+        findings += gpio(profile)
+        for input in profile.inputs { findings.append(inputDevices(input.path)) }
+        if let display = profile.display { findings.append(serialPort(display)) }
+        return findings
+    }
+
+    static func alsa(_ output: DaemonConfig.Output) -> Finding {
+        let request = OutputRequest(stream: StreamFormat(sampleRate: 44100, channels: 2, bitsPerSample: 16),
+                                    periodFrames: output.periodFrames, bufferFrames: output.bufferFrames)
+        do {
+            let device = try PCMDevice(name: output.device, request: request)
+            let format = device.format
+            return Finding(ok: true, text: "ALSA '\(output.device)': opens for 44.1 kHz 16-bit stereo as \(format)")
+        } catch {
+            return Finding(ok: false, text: "ALSA '\(output.device)': \(error) (aplay -L lists the devices; is tonearmd running?)")
+        }
+    }
+
+    static func gpio(_ profile: DaemonConfig) -> [Finding] {
+        var findings: [Finding] = []
+        var chips: [String: Result<GPIOChip, GPIOError>] = [:]
+        for (user, chipName, line) in profile.gpioLines {
+            if chips[chipName] == nil {
+                do throws(GPIOError) {
+                    let chip = try GPIOChip(chipName)
+                    chips[chipName] = .success(chip)
+                    findings.append(Finding(ok: true, text: "GPIO chip '\(chipName)': \(chip.kernelName) (\(chip.label)), \(chip.lineCount) lines"))
+                } catch {
+                    chips[chipName] = .failure(error)
+                    findings.append(Finding(ok: false, text: "GPIO chip '\(chipName)': \(error.reason) (gpiodetect lists the chips)"))
+                }
+            }
+            guard case .success(let chip) = chips[chipName] else {
+                findings.append(Finding(ok: false, text: "\(user): \(line) on chip '\(chipName)': the chip is missing"))
+                continue
+            }
+            do throws(GPIOError) {
+                let offset: Int
+                switch line {
+                case .offset(let value):
+                    try chip.checkLine(offset: value)
+                    offset = value
+                case .name(let name):
+                    offset = try chip.lineOffset(named: name)
+                }
+                let info = chip.lineInfo(offset: offset)
+                let named = info.name.map { " '\($0)'" } ?? ""
+                if let holder = info.usedBy {
+                    findings.append(Finding(ok: false, text: "\(user): line \(offset)\(named) on \(chip.kernelName) is in use by '\(holder)'"))
+                } else {
+                    findings.append(Finding(ok: true, text: "\(user): line \(offset)\(named) on \(chip.kernelName), free"))
+                }
+            } catch {
+                findings.append(Finding(ok: false, text: "\(user): \(error) (gpioinfo \(chip.kernelName) lists its lines)"))
+            }
+        }
+        return findings
+    }
+
+    static func serialPort(_ display: DaemonConfig.Display) -> Finding {
+        let flow: SerialFlowControl = switch display.flowControl {
+        case .none: .none
+        case .rtscts: .rtscts
+        case .xonxoff: .xonxoff
+        }
+        do throws(SerialError) {
+            let port = try SerialPort(SerialPortSettings(path: display.port, baudRate: display.baud, flowControl: flow))
+            port.close()
+            return Finding(ok: true, text: "serial '\(display.port)': opens at \(display.baud) baud 8N1, flow control \(display.flowControl.rawValue) (\(display.driver.rawValue) display)")
+        } catch {
+            return Finding(ok: false, text: "\(error) (is the user in group dialout? is the serial console off?)")
+        }
+    }
+
+    static func inputDevices(_ pattern: String) -> Finding {
+        var matches = glob_t()
+        defer { globfree(&matches) }
+        guard glob(pattern, 0, nil, &matches) == 0, matches.gl_pathc > 0 else {
+            return Finding(ok: false, text: "input '\(pattern)': no device matches (ls /dev/input/by-id/)")
+        }
+        var found: [String] = []
+        var problems: [String] = []
+        for index in 0..<Int(matches.gl_pathc) {
+            guard let cPath = matches.gl_pathv[index] else { continue }
+            let path = String(cString: cPath)
+            let fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
+            if fd >= 0 {
+                close(fd)
+                found.append(path)
+            } else {
+                problems.append("\(path): \(String(cString: strerror(errno)))")
+            }
+        }
+        if !problems.isEmpty {
+            return Finding(ok: false, text: "input '\(pattern)': \(problems.joined(separator: "; ")) (is the user in group input?)")
+        }
+        return Finding(ok: true, text: "input '\(pattern)': \(found.joined(separator: ", ")), readable")
+    }
+}
