@@ -63,7 +63,7 @@ public final class ControlServer: @unchecked Sendable {
         do {
             outbox = try Outbox(maxPendingOutputBytes: options.maxPendingOutputBytes, log: options.log)
         } catch {
-            throw ControlError(path: path, message: "cannot serve \(path): pipe: \(errnoText(error.code))")
+            throw ControlError(path: path, message: "cannot serve \(path): pipe: \(error.reason)")
         }
         (listener, socketFile) = try Self.listen(at: path, mode: options.mode)
         self.options = options

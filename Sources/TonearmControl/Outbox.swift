@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import Synchronization
+import TonearmSystem
 
 /// What the server thread shares with every other thread: each client's pending output and
 /// topics, behind one lock, and a pipe that wakes the server's `poll`.
@@ -32,30 +33,23 @@ final class Outbox: Sendable {
     let state = Mutex(State())
     let maxPendingOutputBytes: Int
     let log: (@Sendable (String) -> Void)?
-    /// A pipe rather than an eventfd, which Glibc's Swift module does not declare. At most one
-    /// byte is in it at a time (see `wakePending`).
-    private let wakeReader: Int32
-    private let wakeWriter: Int32
+    /// At most one byte is in it at a time (see `wakePending`). Closed with the outbox, that
+    /// is when nobody can write to it any more: a late `Reply` holds the outbox.
+    private let wakePipe = WakePipe()
 
-    init(maxPendingOutputBytes: Int, log: (@Sendable (String) -> Void)?) throws(Errno) {
-        var ends: [Int32] = [-1, -1]
-        guard pipe(&ends) == 0 else { throw Errno(errno) }
-        makeNonBlockingCloseOnExec(ends[0])
-        makeNonBlockingCloseOnExec(ends[1])
-        wakeReader = ends[0]
-        wakeWriter = ends[1]
+    /// Fails (with the system's words) when no wake-up pipe can be made.
+    init(maxPendingOutputBytes: Int, log: (@Sendable (String) -> Void)?) throws(PipeFailure) {
+        if let failure = wakePipe.failure { throw PipeFailure(reason: failure) }
         self.maxPendingOutputBytes = maxPendingOutputBytes
         self.log = log
     }
 
-    /// Closed only when nobody can write to it any more: a late `Reply` holds the outbox.
-    deinit {
-        close(wakeReader)
-        close(wakeWriter)
+    struct PipeFailure: Error {
+        var reason: String
     }
 
     /// What the server thread polls to be woken.
-    var wakeDescriptor: Int32 { wakeReader }
+    var wakeDescriptor: Int32 { wakePipe.descriptor }
 
     /// Queues `bytes` for a client (a response; `finishingRequest` when it answers one the
     /// handler had). Dropped when the client is gone.
@@ -96,10 +90,7 @@ final class Outbox: Sendable {
     }
 
     /// Wakes the server thread (also to stop it).
-    func signal() {
-        var byte: UInt8 = 1
-        _ = write(wakeWriter, &byte, 1)
-    }
+    func signal() { wakePipe.wake() }
 
     /// Called by the server thread when the pipe is readable. The pipe is emptied first and the
     /// flag cleared after, and the server looks at every buffer after that, so no output is
@@ -107,8 +98,7 @@ final class Outbox: Sendable {
     /// between the clear and the read, the read took its byte, and with the flag left set
     /// nobody wrote the pipe again — replies then waited for the next client to speak.)
     func drainWake() {
-        var bytes: (UInt64, UInt64) = (0, 0)
-        while read(wakeReader, &bytes, 16) > 0 {}
+        wakePipe.drain()
         state.withLock { $0.wakePending = false }
     }
 }
