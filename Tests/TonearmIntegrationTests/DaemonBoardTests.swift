@@ -181,6 +181,44 @@ final class DaemonBoardTests: XCTestCase {
         XCTAssertEqual((status.object("device")?.int("underruns")), 0, "no underrun while the display raved")
     }
 
+    /// A Nextion: component updates terminated by 0xFF 0xFF 0xFF, and a touch that moves the
+    /// player; a disabled command's button is switched off (`tsw`).
+    func testANextionShowsNowPlayingAndItsTouchesMoveThePlayer() throws {
+        try requirePacedDevice()
+        let world = try DaemonBench(device: "paced", start: false)
+        let terminal = try PseudoTerminal()
+        world.daemon.arguments = ["--config", try profile(world, """
+            [display]
+            driver = "nextion"
+            port = "\(terminal.slavePath)"
+            baud = 115200
+            components = { title = "t0", artist = "t1" }
+            touch = { "0.5" = "togglePlayPause", "0.6" = "nextTrack" }
+            """)]
+        try world.daemon.start()
+        let tracks = try (1...2).map { try world.fixture("t\($0).flac", taggedFixture($0, seconds: 30)) }
+        try world.ok(["add"] + tracks)
+        try world.ok("play")
+        let end: [UInt8] = [0xFF, 0xFF, 0xFF]
+        let title = Array("t0.txt=\"Track 1\"".utf8) + end
+        let artist = Array("t1.txt=\"The Testers\"".utf8) + end
+        func holds(_ bytes: [UInt8], _ part: [UInt8]) -> Bool {
+            bytes.count >= part.count && (0...(bytes.count - part.count)).contains { Array(bytes[$0..<($0 + part.count)]) == part }
+        }
+        XCTAssertTrue(terminal.read(until: { holds($0, title) && holds($0, artist) }, timeout: 5),
+                      "title and artist, each ended by 0xFF 0xFF 0xFF: \(String(decoding: terminal.received, as: UTF8.self))")
+        _ = terminal.take(terminal.received.count)
+
+        // Component 5 on page 0 pressed: togglePlayPause.
+        terminal.write([0x65, 0x00, 0x05, 0x01] + end)
+        try world.waitForStatus(timeout: 3, "paused by a touch") { $0.string("state") == "paused" }
+        terminal.write([0x65, 0x00, 0x06, 0x01] + end)
+        try world.waitForStatus(timeout: 3, "the next track by a touch") { $0.int("queueIndex") == 1 }
+        // At the last track nextTrack is disabled: its button is switched off.
+        let disabled = text(terminal, timeout: 3) { $0.contains("tsw 6,0") }
+        XCTAssertTrue(disabled.contains("tsw 6,0"), disabled)
+    }
+
     /// `tonearmd --selftest` checks what the profile names and says what it found.
     func testTheSelfTestReportsWhatIsThereAndWhatIsNot() throws {
         let world = try DaemonBench(jack: false, device: "null", start: false)
