@@ -134,7 +134,9 @@ public final class PlaybackEngine: @unchecked Sendable {
     private let decoderWakeup = Wakeup()
     let outputWakeup = Wakeup()
     /// Ring sample index where the queue ends; `Int.max` while more is coming. Decoder → output.
-    private let queueEnd = Atomic<Int>(Int.max)
+    /// 0 before anything plays: an engine with nothing queued is at its end, and its output
+    /// thread sleeps instead of waiting for a decoder that has nothing to decode.
+    private let queueEnd = Atomic<Int>(0)
 
     // Control → output thread.
     let stopRequested = Atomic<Bool>(false)
