@@ -33,4 +33,26 @@ final class BoardProfileTests: XCTestCase {
         assertExit(result, 1)
         XCTAssertEqual(result.stderrLines, ["tonearmd: \(path):3: unknown key 'period_frame' in [output]"])
     }
+
+    /// The four boards the project promises, each with its wiring table.
+    func testTheShippedProfilesAreTheFourBoards() throws {
+        let profiles = try FileManager.default.contentsOfDirectory(atPath: boardDirectory.path).filter { $0.hasSuffix(".toml") }.sorted()
+        XCTAssertEqual(profiles, ["car-box.toml", "desktop.toml", "raspberry-pi-4.toml", "raspberry-pi-zero-2w-i2s-dac.toml"])
+        for profile in profiles where profile != "desktop.toml" {
+            let text = try String(contentsOfFile: boardDirectory.appendingPathComponent(profile).path, encoding: .utf8)
+            XCTAssertTrue(text.contains("# Wiring"), "\(profile) carries its wiring as a comment table")
+        }
+    }
+
+    /// The service unit keeps systemd's exposure rating at 3.0 or under (Debian's mpd unit: 7.5).
+    func testTheServiceUnitIsHardened() throws {
+        guard toolsAvailable("systemd-analyze") else { throw XCTSkip("systemd-analyze is not installed") }
+        let unit = boardDirectory.appendingPathComponent("tonearmd.service").path
+        let result = try runProcess(try which("systemd-analyze"), ["security", "--offline=yes", "--threshold=30", "--no-pager", unit], timeout: 30)
+        assertExit(result, 0)
+        let overall = result.stdout.split(separator: "\n").first { $0.contains("Overall exposure level") }
+        XCTAssertNotNil(overall, result.stdout)
+        let score = overall.flatMap { line in line.split(separator: " ").compactMap { Double($0) }.first }
+        XCTAssertLessThanOrEqual(try XCTUnwrap(score, "\(String(describing: overall))"), 3.0)
+    }
 }
