@@ -80,13 +80,8 @@ public enum BoardSelfTest {
     }
 
     static func serialPort(_ display: DaemonConfig.Display) -> Finding {
-        let flow: SerialFlowControl = switch display.flowControl {
-        case .none: .none
-        case .rtscts: .rtscts
-        case .xonxoff: .xonxoff
-        }
         do throws(SerialError) {
-            let port = try SerialPort(SerialPortSettings(path: display.port, baudRate: display.baud, flowControl: flow))
+            let port = try SerialPort(BoardSetup.portSettings(display))
             port.close()
             return Finding(ok: true, text: "serial '\(display.port)': opens at \(display.baud) baud 8N1, flow control \(display.flowControl.rawValue) (\(display.driver.rawValue) display)")
         } catch {

@@ -43,16 +43,21 @@ public enum BoardSetup {
         return plugIns
     }
 
-    /// `[display]` as the serial module takes it, checked (baud rate, LCD size, component
-    /// names, touch ids).
-    static func displaySettings(_ profile: DaemonConfig) throws(BoardSetupError) -> SerialDisplaySettings? {
-        guard let display = profile.display else { return nil }
+    /// The display's port, baud rate and flow control.
+    static func portSettings(_ display: DaemonConfig.Display) -> SerialPortSettings {
         let flow: SerialFlowControl = switch display.flowControl {
         case .none: .none
         case .rtscts: .rtscts
         case .xonxoff: .xonxoff
         }
-        let port = SerialPortSettings(path: display.port, baudRate: display.baud, flowControl: flow)
+        return SerialPortSettings(path: display.port, baudRate: display.baud, flowControl: flow)
+    }
+
+    /// `[display]` as the serial module takes it, checked (baud rate, LCD size, component
+    /// names, touch ids).
+    static func displaySettings(_ profile: DaemonConfig) throws(BoardSetupError) -> SerialDisplaySettings? {
+        guard let display = profile.display else { return nil }
+        let port = portSettings(display)
         let driver: SerialDisplaySettings.Driver
         switch display.driver {
         case .line:

@@ -189,7 +189,7 @@ extension PlayerDaemon {
                 return
             }
             if output.ducked { engine.setStream(handle, duck: SessionBook.duckLevel, fade: nil) }
-            book.streams[id] = SessionStream(handle: handle, pcm: format, path: path)
+            book.streams[id] = SessionStream(handle: handle, pcm: format)
             if book.session(id)?.interrupted == true { engine.holdStream(handle) }
             reply.succeed(sessionAnswer(id))
             server?.publish(topic: "sessions", event: Reports.sessions(self))

@@ -36,7 +36,7 @@ struct SessionStream {
     var handle: StreamHandle
     /// The raw PCM format a client streams in; nil for a file.
     var pcm: StreamFormat?
-    var path: String?
+    /// The client sent `sessionEnd`: further writes are refused as `notStreaming`, not `busy`.
     var ended = false
 }
 
