@@ -47,6 +47,64 @@ extension PlayerCore {
         return publish(.seek)
     }
 
+    /// The engine's output stopped being heard: the device was lost or stopped responding, or
+    /// could not be opened when playback wanted it. Nobody paused, so the transport stays as it
+    /// is; but while playing, Now Playing is published with rate 0 and the elapsed time actually
+    /// heard, so no display runs on through the outage (seed pattern 4: a rate change is
+    /// published; consumers extrapolate elapsed + rate × (now − timestamp)).
+    ///
+    /// `itemID` and `position` are where the engine's output stopped; they set the anchor when
+    /// they describe the current item and no `.play` is outstanding. With a `.play` outstanding
+    /// nothing of it has been heard, so the anchor stays at the place it starts from.
+    public mutating func engineOutputStalled(itemID: Int?, at position: Double?, now: Double)
+        -> [NowPlayingPublication]
+    {
+        guard !outputStalled else { return [] }
+        guard state == .playing else {
+            // Nothing moves while paused or stopped; the rate stays 0 when playing starts again.
+            outputStalled = true
+            return []
+        }
+        if let heard = heardPosition(itemID: itemID, position) {
+            setAnchor(heard, now: now)
+        } else if pendingStartItemID != nil {
+            setAnchor(anchorElapsed, now: now)
+        } else {
+            reanchor(now: now)
+        }
+        outputStalled = true
+        return publish(.rateChanged)
+    }
+
+    /// The engine's output is heard again (the device reopened and frames flow): published with
+    /// rate 1 and the elapsed time it carries on from.
+    public mutating func engineOutputResumed(itemID: Int?, at position: Double?, now: Double)
+        -> [NowPlayingPublication]
+    {
+        guard outputStalled else { return [] }
+        guard state == .playing else {
+            outputStalled = false
+            return []
+        }
+        if let heard = heardPosition(itemID: itemID, position) {
+            setAnchor(heard, now: now)
+        } else {
+            reanchor(now: now)
+        }
+        outputStalled = false
+        return publish(.rateChanged)
+    }
+
+    /// An engine position that describes the current item as it plays: not while a `.play` is
+    /// outstanding (it describes audio queued before it), nor while scanning (the daemon steps
+    /// the engine to the anchor). Clamped to the item.
+    private func heardPosition(itemID: Int?, _ position: Double?) -> Double? {
+        guard engineHoldsItem, pendingStartItemID == nil, scanRate == nil, let itemID,
+            itemID == currentItemID, let position, position.isFinite, let item = item(itemID)
+        else { return nil }
+        return min(max(position, 0), item.metadata.duration ?? .infinity)
+    }
+
     /// The engine played out the last item with nothing queued after it: stopped, keeping the
     /// queue and the current item. Ignored while a `.play` is outstanding (it is stale).
     public mutating func engineReachedEndOfQueue(now: Double) -> [NowPlayingPublication] {

@@ -27,6 +27,11 @@ public struct PlayerCore: Sendable {
     public internal(set) var nowPlaying = NowPlayingInfo()
     /// ±4 while scanning, nil otherwise.
     public internal(set) var scanRate: Double?
+    /// True while the engine says its output is not heard: the device was lost, stopped
+    /// responding, or could not be opened. The transport stays as the user left it, but the
+    /// rate is 0 while playing, so subscribers stop extrapolating (seed pattern 4: play state is
+    /// read from the rate).
+    public internal(set) var outputStalled = false
 
     /// How far an engine report may disagree with the anchor before it is re-published as a seek:
     /// a play takes a moment to reach the device, and that is not worth a publication.
@@ -151,7 +156,7 @@ public struct PlayerCore: Sendable {
         switch state {
         case .stopped: return 0
         case .paused: return scanRate ?? 0
-        case .playing: return scanRate ?? 1
+        case .playing: return outputStalled ? 0 : scanRate ?? 1
         }
     }
 
