@@ -16,8 +16,11 @@ public struct ALSAError: Error, CustomStringConvertible, Sendable {
     }
 
     public var description: String {
-        "cannot \(operation) \(subject) '\(device)': \(String(cString: snd_strerror(code)))"
+        "cannot \(operation) \(subject) '\(device)': \(reason)"
     }
+
+    /// alsa-lib's words for `code` ("No such device").
+    public var reason: String { String(cString: snd_strerror(code)) }
 
     /// The error says the device is gone rather than misused.
     public var isDeviceGone: Bool {

@@ -74,10 +74,20 @@
 /// Reports:
 ///
 /// - `status` → `state` (playing, paused, stopped), `title`, `artist`, `album`, `duration`,
-///   `elapsed` (extrapolated to the moment of the answer), `rate`, `queueIndex`, `queueCount`,
-///   `volume`, `repeat`, `shuffle`, `eligible` and `eligibility` (why), `commands`
-///   (remote command name → enabled), `artwork`, `device` (`name`, `state`, `format`, `rate`,
-///   `channels`, `periodFrames`, `bufferFrames`, `underruns`, `losses`).
+///   `elapsed` (extrapolated to the moment of the answer), `rate`, `output`, `queueIndex`,
+///   `queueCount`, `volume`, `repeat`, `shuffle`, `eligible` and `eligibility` (why),
+///   `commands` (remote command name → enabled), `artwork`, `device` (`name`, `state` — open,
+///   closed, lost, unavailable —, `format`, `rate`, `channels`, `periodFrames`,
+///   `bufferFrames`, `underruns`, `losses`, `error`).
+///
+///   `output` is `ok` while what plays is heard; otherwise it says what the output waits for:
+///   `device lost, waiting for it` (alsa-lib reported an error, as when a USB DAC is
+///   unplugged), `device stopped responding, waiting for it` (no period completed within the
+///   stall timeout), `waiting for the device` (it could not be opened), `device back,
+///   starting` (reopened, audio not flowing yet); `device.error` says what happened ("ALSA PCM
+///   'hw:X' lost: No such device"). Meanwhile the state stays `playing` (nobody paused) but
+///   Now Playing is published with `rate` 0 and the elapsed time actually heard, and again
+///   with `rate` 1 once audio flows.
 /// - `queue` → `currentIndex`, `count`, `items` (`id`, `path`, `title`, `artist`, `album`,
 ///   `trackNumber`, `discNumber`, `duration`).
 /// - `nowPlaying` → the Now Playing dictionary: `title`, `artist`, `album`, `albumArtist`,
@@ -86,8 +96,9 @@
 ///   (when `elapsed` was true, on the daemon's monotonic clock) and `age` (seconds since then
 ///   when sent). Extrapolate: `elapsed + rate × (age + time since receipt)`.
 /// - `artwork` `{"artwork":ID}` → `id`, `mimeType`, `bytes`, `data` (base64).
-/// - `doctor` → `session`, `eligible`, `eligibility`, `commands`, `nowPlaying`, `device`,
-///   `redFlags` (`flag`, `detail`, `fix`).
+/// - `doctor` → `session`, `eligible`, `eligibility`, `commands`, `nowPlaying`, `output`,
+///   `device`, `redFlags` (`flag`, `detail`, `fix`; `outputInterrupted` while nothing is
+///   heard).
 ///
 /// Queue: `add` `{"paths":[…]}` (files or directories; → `added`, `skipped`, `queueCount`;
 /// errors `notFound`, `forbidden` outside the music directory, `notPlayable`), `clear`,
@@ -137,8 +148,8 @@
 /// Only the client that opened a session may change it (`badArgument` otherwise).
 ///
 /// Topics: `nowPlaying` (`reason`, `replace`, `artworkChanged`, `info`), published on playback
-/// start, pause, resume, seek, track change, rate change, metadata or artwork change and stop
-/// — never on a timer; `state` (`state`, or `error` and `item` when a file fails); `queue`
+/// start, pause, resume, seek, track change, rate change (scanning, and the output stopping
+/// or coming back), metadata or artwork change and stop — never on a timer; `state` (`state`, or `error` and `item` when a file fails); `queue`
 /// (as the `queue` report); `commands` (name → enabled); `sessions` (the `sessions` report,
 /// on every change). And, for a client's own sessions only: `interruption` (`session`,
 /// `type` began or ended, `reason` — `nonMixableActivated`, `spokenAudioInterrupted`,

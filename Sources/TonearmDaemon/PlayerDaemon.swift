@@ -58,6 +58,7 @@ public actor PlayerDaemon {
     var book = SessionBook()
     /// The board's buttons, knobs, keys and displays.
     var board: BoardPlugIns
+    var underrunLog: UnderrunLog
 
     /// Fails when the state directory is unusable or a board control marked `required` is
     /// missing; the error says which.
@@ -74,6 +75,7 @@ public actor PlayerDaemon {
         var playback = settings.playback
         playback.volumePercent = settings.mixerControl == nil ? settings.initialVolume : 100
         engine = PlaybackEngine(options: playback) { table.after($0) }
+        underrunLog = UnderrunLog(device: playback.device)
         board = try BoardSetup.plugIns(for: settings.profile, log: logger)
     }
 
@@ -134,8 +136,9 @@ public actor PlayerDaemon {
     /// Nothing is published from here unless an event calls for it.
     func tick() {
         let now = Self.now()
-        for event in engine.nextEvents() { handle(event, now: now) }
+        takeEngineEvents(now: now)
         reapFinishedStreams()
+        if let line = underrunLog.line(now: now) { logger.warning("\(line)") }
         if core.scanRate != nil && now - lastScanStep >= 0.25, let id = core.currentItemID,
            let item = core.queue.first(where: { $0.id == id }) {
             lastScanStep = now
@@ -147,6 +150,12 @@ public actor PlayerDaemon {
             }
         }
         if core.state == .playing && now - lastSave >= settings.saveIntervalSeconds { save() }
+    }
+
+    /// What the engine has to tell, into the core. Reports take it first too, so that the
+    /// Now Playing they show agrees with the device state beside it.
+    func takeEngineEvents(now: Double) {
+        for event in engine.nextEvents() { handle(event, now: now) }
     }
 
     func handle(_ event: PlaybackEvent, now: Double) {
@@ -170,12 +179,19 @@ public actor PlayerDaemon {
             publish(core.engineReachedEndOfQueue(now: now))
             publishStatusChanges()
             save()
-        case .deviceUnavailable(let error):
-            logger.error("\(error); retrying every \(settings.playback.reopenIntervalMilliseconds) ms")
-        case .deviceLost(let name):
-            logger.warning("ALSA PCM '\(name)' stopped responding; reopening every \(settings.playback.reopenIntervalMilliseconds) ms")
+        case .outputInterrupted(let why, let position):
+            // Nothing is heard: Now Playing stops the clock where the audio stopped.
+            let retry = "\(why); reopening every \(settings.playback.reopenIntervalMilliseconds) ms"
+            if case .unavailable = why { logger.error("\(retry)") } else { logger.warning("\(retry)") }
+            publish(core.engineOutputStalled(itemID: position?.itemID, at: position?.seconds, now: now))
+            showBoardState()
         case .deviceReopened(let format):
             logger.notice("ALSA PCM '\(settings.playback.device)' is back (\(format)); continuing")
+        case .outputResumed(let position):
+            publish(core.engineOutputResumed(itemID: position?.itemID, at: position?.seconds, now: now))
+            showBoardState()
+        case .underruns(let total):
+            underrunLog.record(total: total)
         case .realtimeRefused(let why):
             logger.notice("output thread runs without SCHED_FIFO: \(why) (grant rtprio, e.g. LimitRTPRIO in the service unit)")
         case .memoryLockRefused(let why):

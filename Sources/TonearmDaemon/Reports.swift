@@ -65,7 +65,16 @@ enum Reports {
             ("rate", JSONValue(status.format?.sampleRate)), ("channels", JSONValue(status.format?.channels)),
             ("periodFrames", JSONValue(status.format?.periodFrames)), ("bufferFrames", JSONValue(status.format?.bufferFrames)),
             ("underruns", .int(status.underruns)), ("losses", .int(status.losses)),
+            ("error", JSONValue(status.interruption?.description)),
         ])
+    }
+
+    /// Whether the output is heard: "ok", or what it waits for ("device lost, waiting for it",
+    /// "device stopped responding, waiting for it", "waiting for the device"; "device back,
+    /// starting" from the reopen until frames flow).
+    static func output(_ status: DeviceStatus) -> String {
+        guard let why = status.interruption else { return "ok" }
+        return status.state == .open ? "device back, starting" : why.waiting
     }
 
     static func session(_ daemon: isolated PlayerDaemon) -> JSONValue {
@@ -123,17 +132,19 @@ enum Reports {
     static func status(_ daemon: isolated PlayerDaemon, now: Double) -> JSONValue {
         let core = daemon.core
         let info = core.nowPlaying
+        let device = daemon.engine.deviceStatus
         let eligibility = core.eligibility(categoryIsMixable: daemon.settings.categoryIsMixable)
         return .object([
             ("state", .string(core.state.rawValue)),
             ("title", JSONValue(info.title)), ("artist", JSONValue(info.artist)), ("album", JSONValue(info.album)),
             ("duration", JSONValue(info.duration)), ("elapsed", .double(info.elapsed(at: now))), ("rate", .double(info.rate)),
+            ("output", .string(output(device))),
             ("queueIndex", JSONValue(info.queueIndex)), ("queueCount", .int(info.queueCount)),
             ("volume", .double(core.volume)), ("repeat", .string(core.repeatMode.rawValue)), ("shuffle", .bool(core.shuffle)),
             ("eligible", .bool(eligibility.eligible)), ("eligibility", .string(eligibility.reason)),
             ("commands", commands(core.enabledCommands)),
             ("artwork", info.artwork.map(artwork) ?? .null),
-            ("device", device(daemon.engine.deviceStatus)),
+            ("device", Self.device(device)),
         ])
     }
 
@@ -156,15 +167,19 @@ enum Reports {
         if core.state == .stopped && !core.queue.isEmpty {
             flags.append(("sessionInactive", "the player session is not active (stopped)", "tonearm play"))
         }
-        if core.state == .playing && device.state != .open {
+        let reopening = "Tonearm reopens it by itself every \(daemon.settings.playback.reopenIntervalMilliseconds) ms and carries on where the audio stopped"
+        if let why = device.interruption {
+            flags.append(("outputInterrupted", "nothing is heard (\(output(device))): \(why); Now Playing says rate 0 until it is",
+                          "check the device name (aplay -L), the cable or USB DAC, or the sound server; \(reopening)"))
+        } else if core.state == .playing && device.state != .open {
             flags.append(("deviceNotOpen", "playing, but the ALSA device '\(device.name)' is \(device.state.rawValue)",
-                          "check the device name (aplay -L), the cable or USB DAC; Tonearm reopens it by itself every \(daemon.settings.playback.reopenIntervalMilliseconds) ms"))
+                          "check the device name (aplay -L), the cable or USB DAC; \(reopening)"))
         }
         if core.currentItemID != nil && info.artwork == nil {
             flags.append(("noArtwork", "the current track has no artwork",
                           "embed a front cover (metaflac --import-picture-from=cover.jpg) or put cover.jpg beside the track"))
         }
-        if core.state == .playing && info.rate == 0 {
+        if core.state == .playing && info.rate == 0 && !core.outputStalled {
             flags.append(("rateZeroWhilePlaying", "playing, but Now Playing says rate 0, so displays show it paused",
                           "this is a bug: report it with the output of tonearm doctor"))
         }
@@ -181,6 +196,7 @@ enum Reports {
             ("eligible", .bool(eligibility.eligible)), ("eligibility", .string(eligibility.reason)),
             ("commands", commands(enabled)),
             ("nowPlaying", nowPlaying(info, now: now)),
+            ("output", .string(output(device))),
             ("device", Self.device(device)),
             ("redFlags", .array(flags.map { .object([("flag", .string($0.0)), ("detail", .string($0.1)), ("fix", .string($0.2))]) })),
         ])

@@ -30,12 +30,15 @@ extension PlayerDaemon {
 
         switch request.command {
         case "status":
+            takeEngineEvents(now: now)
             reply.succeed(Reports.status(self, now: now))
         case "queue":
             reply.succeed(Reports.queue(core))
         case "nowPlaying":
+            takeEngineEvents(now: now)
             reply.succeed(Reports.nowPlaying(core.nowPlaying, now: now))
         case "doctor":
+            takeEngineEvents(now: now)
             reply.succeed(Reports.doctor(self, now: now))
 
         case "add":

@@ -72,12 +72,50 @@ public enum PlaybackEvent: Sendable {
     case itemFailed(itemID: Int, FLACError)
     /// Everything up to the end of the queue has been heard; the engine is idle.
     case endOfQueue
-    /// The device could not be opened for the first time; the engine keeps trying.
-    case deviceUnavailable(ALSAError)
-    case deviceLost(String)
+    /// The output stopped being heard: the device failed or stopped responding, or could not
+    /// be opened when something wanted to play. `position` is where the player's audio stopped
+    /// (frames the device took, not what was decoded); nil before anything reached it. The
+    /// engine keeps reopening the device every `reopenIntervalMilliseconds`.
+    case outputInterrupted(OutputInterruption, position: PlaybackPosition?)
+    /// The device opened again after an interruption (or for the first time after it could
+    /// not be opened at all); audio follows.
     case deviceReopened(DeviceFormat)
+    /// Frames flow to the device again after an interruption: the output is heard from
+    /// `position` (nil while the player plays nothing).
+    case outputResumed(position: PlaybackPosition?)
+    /// The device underran (the output thread fell behind) at least once since the last
+    /// events; `total` is the running count.
+    case underruns(total: Int)
     case realtimeRefused(String)
     case memoryLockRefused(String)
+}
+
+/// Why the output is not heard.
+public enum OutputInterruption: Sendable, CustomStringConvertible {
+    /// alsa-lib reported an error: the device is gone (a USB DAC unplugged: ENODEV, EBADFD).
+    case lost(ALSAError)
+    /// No period completed within the stall timeout: the device wedged, or the server behind
+    /// it died, with no error at all.
+    case stalled(device: String, milliseconds: Int)
+    /// The device could not be opened: not there (yet), busy, or misnamed.
+    case unavailable(ALSAError)
+
+    public var description: String {
+        switch self {
+        case .lost(let error): "ALSA PCM '\(error.device)' lost: \(error.reason)"
+        case .stalled(let device, let ms): "ALSA PCM '\(device)' stopped responding (no period in \(ms) ms)"
+        case .unavailable(let error): error.description
+        }
+    }
+
+    /// What the output is doing about it, in a few words for `status`.
+    public var waiting: String {
+        switch self {
+        case .lost: "device lost, waiting for it"
+        case .stalled: "device stopped responding, waiting for it"
+        case .unavailable: "waiting for the device"
+        }
+    }
 }
 
 /// Where playback is, as heard (to within the device buffer).
@@ -94,6 +132,9 @@ public struct DeviceStatus: Sendable {
     public var format: DeviceFormat?
     public var underruns: Int
     public var losses: Int
+    /// Why the output is not heard, from the moment it stopped until frames flow again; nil
+    /// while it is heard (or nothing plays).
+    public var interruption: OutputInterruption?
 }
 
 /// FLAC files → decoder thread → SPSC ring → output thread (mixer, ALSA).
@@ -148,8 +189,12 @@ public final class PlaybackEngine: @unchecked Sendable {
     private let outputIdle = Atomic<Bool>(true)
     private let underrunCount = Atomic<Int>(0)
     private let lossCount = Atomic<Int>(0)
+    /// Interruptions (a loss, or the first failed open of an outage), opens that ended one,
+    /// and returns of frames flowing after one; `outputInterrupted` says which came last.
+    private let interruptionCount = Atomic<Int>(0)
     private let reopenCount = Atomic<Int>(0)
-    private let openFailures = Atomic<Int>(0)
+    private let resumeCount = Atomic<Int>(0)
+    private let outputInterrupted = Atomic<Bool>(false)
     private let realtimeErrno = Atomic<Int32>(-1)  // -1 not yet tried, 0 granted
     private let memlockErrno = Atomic<Int32>(-1)
     private let framesWritten = Atomic<Int>(0)
@@ -166,7 +211,7 @@ public final class PlaybackEngine: @unchecked Sendable {
     /// The device format as of the last (re)configuration and the last open error, for the
     /// control plane (the output thread writes them outside the render path).
     private let currentFormat = Mutex<DeviceFormat?>(nil)
-    private let lastOpenError = Mutex<ALSAError?>(nil)
+    private let lastInterruption = Mutex<OutputInterruption?>(nil)
 
     /// Where each item starts in the ring, and where the queue ends; decoder thread → control.
     private struct Mark {
@@ -190,9 +235,10 @@ public final class PlaybackEngine: @unchecked Sendable {
     private var announcedMark = 0  // serial of the last mark announced
     private var announcedEnd = false
     private var announcedErrors = 0
-    private var announcedLosses = 0
+    private var announcedInterruptions = 0
     private var announcedReopens = 0
-    private var announcedOpenFailures = 0
+    private var announcedResumes = 0
+    private var announcedUnderruns = 0
     private var announcedRealtime = false
     private var announcedMemlock = false
     private var threads: [NamedThread] = []
@@ -296,8 +342,10 @@ public final class PlaybackEngine: @unchecked Sendable {
 
     public var deviceStatus: DeviceStatus {
         let states: [DeviceStatus.State] = [.closed, .open, .lost, .unavailable]
+        let interrupted = outputInterrupted.load(ordering: .acquiring)
         return DeviceStatus(name: options.device, state: states[deviceState.load(ordering: .relaxed)],
-                            format: currentFormat.withLock { $0 }, underruns: underruns, losses: deviceLosses)
+                            format: currentFormat.withLock { $0 }, underruns: underruns, losses: deviceLosses,
+                            interruption: interrupted ? lastInterruption.withLock { $0 } : nil)
     }
 
     /// The item heard now and how far into it.
@@ -324,23 +372,26 @@ public final class PlaybackEngine: @unchecked Sendable {
             announcedMemlock = true
             events.append(.memoryLockRefused(String(cString: strerror(ml))))
         }
-        let failures = openFailures.load(ordering: .relaxed)
-        if failures > announcedOpenFailures {
-            if announcedOpenFailures == 0, let error = lastOpenError.withLock({ $0 }) {
-                events.append(.deviceUnavailable(error))
-            }
-            announcedOpenFailures = failures
+        // Several interruptions between two calls are told as the last one; a return is told
+        // only if it came after it.
+        let interruptions = interruptionCount.load(ordering: .acquiring)
+        if interruptions > announcedInterruptions, let why = lastInterruption.withLock({ $0 }) {
+            announcedInterruptions = interruptions
+            events.append(.outputInterrupted(why, position: position()))
         }
-        let losses = lossCount.load(ordering: .relaxed)
-        if losses > announcedLosses {
-            announcedLosses = losses
-            events.append(.deviceLost(options.device))
-        }
-        let reopens = reopenCount.load(ordering: .relaxed)
+        let reopens = reopenCount.load(ordering: .acquiring)
         if reopens > announcedReopens, let format = currentFormat.withLock({ $0 }) {
             announcedReopens = reopens
             events.append(.deviceReopened(format))
         }
+        let underrunTotal = underruns
+        if underrunTotal > announcedUnderruns {
+            announcedUnderruns = underrunTotal
+            events.append(.underruns(total: underrunTotal))
+        }
+        let resumes = resumeCount.load(ordering: .acquiring)
+        let resumed = resumes > announcedResumes && !outputInterrupted.load(ordering: .acquiring)
+        announcedResumes = resumes
         let read = ring.samplesRead
         let idle = outputIdle.load(ordering: .acquiring)
         timeline.withLock { t in
@@ -362,6 +413,8 @@ public final class PlaybackEngine: @unchecked Sendable {
                 announcedEnd = false
             }
         }
+        // After the starts: the item heard from here on is the one they name.
+        if resumed { events.append(.outputResumed(position: position())) }
         return events
     }
 
@@ -574,7 +627,12 @@ public final class PlaybackEngine: @unchecked Sendable {
         var pending = 0  // frames rendered into periodBuffer, not yet accepted by ALSA
         var offset = 0
         var lost = false  // the device went away (as opposed to being closed for a new format)
-        var everOpened = false
+        var lossCode: Int32?  // set in the render path when the device goes: 0 for a stall
+        // The output is not heard since a loss or a failed open, until the reopened device has
+        // taken `startThreshold` frames (it starts playing once its buffer is full).
+        var interrupted = false
+        var writtenSinceOpen = 0
+        var startThreshold = 0
         var paused = true  // faded out and idle (also before anything plays)
         var playerSounding = true  // the player's input takes part in the periods rendered
         var othersOnly = false  // the last periods held only sessions' streams
@@ -596,6 +654,16 @@ public final class PlaybackEngine: @unchecked Sendable {
             deviceChannels.store(f.channels, ordering: .relaxed)
             deviceGeneration.add(1, ordering: .releasing)
             setDeviceState(.open)
+            startThreshold = f.bufferFrames - f.bufferFrames % max(1, f.periodFrames)
+            writtenSinceOpen = 0
+        }
+
+        /// The output stops being heard (outside the render path: it allocates and locks).
+        func interrupt(_ why: OutputInterruption) {
+            interrupted = true
+            lastInterruption.withLock { $0 = why }
+            outputInterrupted.store(true, ordering: .releasing)
+            interruptionCount.add(1, ordering: .releasing)
         }
 
         func nap(_ ms: Int) {
@@ -649,17 +717,13 @@ public final class PlaybackEngine: @unchecked Sendable {
                     let opened = try PCMDevice(name: options.device, request: wanted)
                     adopt(opened)
                     device = opened
-                    everOpened = true
-                    if lost {
-                        lost = false
-                        reopenCount.add(1, ordering: .relaxed)
-                    }
+                    lost = false
+                    if interrupted { reopenCount.add(1, ordering: .releasing) }
                 } catch {
-                    if !everOpened {
-                        lastOpenError.withLock { $0 = error }
-                        openFailures.add(1, ordering: .relaxed)
-                        setDeviceState(.unavailable)
-                    }
+                    // The first failure of an outage interrupts; a lost device's failed
+                    // reopens only go on waiting for it.
+                    if !interrupted { interrupt(.unavailable(error)) }
+                    if !lost { setDeviceState(.unavailable) }
                     nap(options.reopenIntervalMilliseconds)
                 }
                 continue
@@ -735,9 +799,23 @@ public final class PlaybackEngine: @unchecked Sendable {
                 pending -= n
                 offset += n
                 framesWritten.add(n, ordering: .relaxed)
+                if interrupted {
+                    // Heard again once the device has taken enough to start.
+                    writtenSinceOpen += n
+                    if writtenSinceOpen >= startThreshold {
+                        interrupted = false
+                        outputInterrupted.store(false, ordering: .releasing)
+                        resumeCount.add(1, ordering: .releasing)
+                    }
+                }
             case .recoveredUnderrun:
                 underrunCount.add(1, ordering: .relaxed)
-            case .stalled, .failed:
+            case .stalled:
+                lossCode = 0
+            case .failed(let code):
+                lossCode = code
+            }
+            if lossCode != nil {
                 // Gone (error) or wedged (no period completes): close and reopen later. What
                 // was rendered but not accepted is kept and written first.
                 device = nil
@@ -746,6 +824,11 @@ public final class PlaybackEngine: @unchecked Sendable {
                 setDeviceState(.lost)
             }
             // ── Render path ends ──
+            if let code = lossCode {
+                lossCode = nil
+                interrupt(code == 0 ? .stalled(device: options.device, milliseconds: Int(stallTimeout(f)))
+                                    : .lost(ALSAError(device: options.device, operation: "write to", code: code)))
+            }
         }
         device?.drop()
         device = nil

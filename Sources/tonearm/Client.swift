@@ -54,7 +54,7 @@ struct Connection: ParsableArguments {
 struct Status: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Show what the daemon is playing.",
-        discussion: "--json prints the daemon's status object: state, title, artist, album, duration, elapsed (extrapolated to now), rate, queueIndex, queueCount, volume, repeat, shuffle, eligible, commands (name → enabled), artwork, device.")
+        discussion: "--json prints the daemon's status object: state, title, artist, album, duration, elapsed (extrapolated to now), rate (0 while paused, or while playing and nothing is heard), output (ok, or what the output waits for: the device lost, stopped responding or not there yet), queueIndex, queueCount, volume, repeat, shuffle, eligible, commands (name → enabled), artwork, device.")
     @OptionGroup var connection: Connection
     @Flag(help: "Print JSON.") var json = false
 
@@ -65,6 +65,10 @@ struct Status: ParsableCommand {
             return
         }
         print(StatusLine.render(status))
+        if let output = status["output"]?.stringValue, output != "ok" {
+            let error = status["device"]?["error"]?.stringValue
+            print("output: \(output)" + (error.map { " (\($0))" } ?? ""))
+        }
         if let device = status["device"] {
             print("device: \(device["name"]?.stringValue ?? "?") (\(device["state"]?.stringValue ?? "?")), \(device["underruns"]?.intValue ?? 0) underruns")
         }
@@ -281,7 +285,7 @@ struct Watch: ParsableCommand {
 struct Doctor: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Diagnose Now Playing, commands and the output device.",
-        discussion: "Shows the session (category, options, active), each command's enabled flag, the Now Playing dictionary, the output device, and every red flag that applies with what to do about it.")
+        discussion: "Shows the session (category, options, active), each command's enabled flag, the Now Playing dictionary, whether the output is heard, the output device, and every red flag that applies with what to do about it.")
     @OptionGroup var connection: Connection
     @Flag(help: "Print JSON.") var json = false
 
@@ -299,6 +303,9 @@ struct Doctor: ParsableCommand {
         print("info:")
         for (key, value) in report["nowPlaying"]?.objectValue ?? [] {
             print("  \(key): \(value.serialized)")
+        }
+        if let output = report["output"]?.stringValue {
+            print("output:      \(output)" + (report["device"]?["error"]?.stringValue.map { " (\($0))" } ?? ""))
         }
         if let device = report["device"] {
             let format = device["format"]?.stringValue.map { "\($0) \(device["rate"]?.intValue ?? 0) Hz \(device["channels"]?.intValue ?? 0) ch, period \(device["periodFrames"]?.intValue ?? 0), buffer \(device["bufferFrames"]?.intValue ?? 0)" } ?? "not configured"

@@ -22,9 +22,10 @@ struct Play: ParsableCommand {
             Each file plays in its own format when the device takes it (bit-perfect at 100 % \
             volume); otherwise it is resampled with libsoxr and its channels mapped. Consecutive \
             files of one format play with no gap; a change of format reconfigures the device \
-            between them. An underrun is recovered and counted; a device that fails or stops \
-            consuming is closed and reopened every --reopen-interval milliseconds, and playback \
-            continues where it stopped. One status line per track goes to standard error.
+            between them. An underrun is recovered and counted (logged at most once a second); a \
+            device that fails or stops consuming is closed and reopened every --reopen-interval \
+            milliseconds, and playback continues where it stopped. A device that cannot be opened \
+            at all is an error. One status line per track goes to standard error.
             Exit status: 0 when every file played, 1 when a file or the device failed, 130 on Ctrl-C.
             """
     )
@@ -132,29 +133,38 @@ struct Play: ParsableCommand {
         engine.play(items[0], from: start)
         var failures = 0
         var deviceError: String?
+        var started = false
         var finished = false
+        var underrunLog = UnderrunLog(device: device)
         while !finished && deviceError == nil && !interrupted.load(ordering: .relaxed) {
             for event in engine.nextEvents() {
                 switch event {
                 case .itemStarted(let start):
+                    started = true
                     if !quiet { printError(statusLine(start, of: tracks.count)) }
                 case .itemFailed(_, let error):
                     printError("tonearm: \(error)")
                     failures += 1
-                case .deviceUnavailable(let error):
+                case .outputInterrupted(.unavailable(let error), _) where !started:
+                    // A device that never opened is a mistake to report, not an outage to wait out.
                     deviceError = error.description
+                case .outputInterrupted(let why, _):
+                    logger.warning("\(why); reopening every \(reopenInterval) ms")
+                case .deviceReopened(let format):
+                    logger.notice("ALSA PCM '\(device)' is back (\(format)); continuing")
+                case .outputResumed:
+                    break
+                case .underruns(let total):
+                    underrunLog.record(total: total)
                 case .realtimeRefused(let why):
                     logger.notice("output thread runs without SCHED_FIFO: \(why) (grant rtprio, e.g. LimitRTPRIO in the service unit)")
                 case .memoryLockRefused(let why):
                     logger.notice("audio buffers are not locked in memory: \(why) (raise RLIMIT_MEMLOCK)")
-                case .deviceLost(let name):
-                    logger.warning("ALSA PCM '\(name)' stopped responding; reopening every \(reopenInterval) ms")
-                case .deviceReopened(let format):
-                    logger.notice("ALSA PCM '\(device)' is back (\(format)); continuing")
                 case .endOfQueue:
                     finished = true
                 }
             }
+            if let line = underrunLog.line(now: monotonicSeconds()) { logger.warning("\(line)") }
             if !finished { usleep(20_000) }
         }
         engine.shutdown()
