@@ -1,0 +1,227 @@
+"""What the kernel tests share in the guest: the daemon, its socket, the rig's requests, drivers
+and measurements. Imported on the host too (to list the tests), so importing does nothing."""
+
+import glob
+import json
+import os
+import select
+import signal
+import socket
+import subprocess
+import tempfile
+import time
+import unittest
+
+BIN = os.environ.get("TONEARM_BIN", "")
+TONEARMD = os.path.join(BIN, "tonearmd")
+TONEARM = os.path.join(BIN, "tonearm")
+KERNEL_DIR = os.environ.get("TONEARM_KERNEL_DIR", "")
+RIG_OUT = os.environ.get("TONEARM_RIG_OUT", "/rig")
+
+
+def sh(*command, check=True, timeout=60):
+    """Runs a command; its output (stdout and stderr together) as text."""
+    done = subprocess.run(command, stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                          text=True, timeout=timeout)
+    if check and done.returncode != 0:
+        raise AssertionError(f"{' '.join(command)} exited {done.returncode}: {done.stdout.strip()}")
+    return done.stdout
+
+
+def modprobe(*modules):
+    for module in modules:
+        sh("modprobe", module)
+
+
+def measure(text):
+    """A figure the suite prints at the end (and the host keeps in summary.json)."""
+    print(f"measured: {text}", flush=True)
+    with open(os.path.join(RIG_OUT, "measured.txt"), "a") as f:
+        f.write(text + "\n")
+
+
+def wait_until(predicate, timeout, interval=0.05, what="the condition"):
+    deadline = time.monotonic() + timeout
+    while True:
+        value = predicate()
+        if value:
+            return value
+        if time.monotonic() > deadline:
+            raise AssertionError(f"timed out after {timeout} s waiting for {what}")
+        time.sleep(interval)
+
+
+def card_id(match):
+    """The id of the ALSA card whose /proc/asound/cards line contains `match`."""
+    for line in open("/proc/asound/cards"):
+        if match in line and "[" in line:
+            return line.split("[", 1)[1].split("]", 1)[0].strip()
+    return None
+
+
+def pcm_status(card, device=0, stream="p"):
+    """The kernel's view of a PCM substream (/proc/asound/CARD/pcmNp/sub0/status) as a dict."""
+    path = f"/proc/asound/{card}/pcm{device}{stream}/sub0/status"
+    try:
+        text = open(path).read()
+    except OSError:
+        return {}
+    fields = {}
+    for line in text.splitlines():
+        if ":" in line:
+            key, value = line.split(":", 1)
+            fields[key.strip()] = value.strip()
+    return fields
+
+
+def dmesg_tail(count=25):
+    return "\n".join(sh("dmesg", check=False).splitlines()[-count:])
+
+
+class Daemon:
+    """tonearmd with a profile, in a folder of its own; its log is kept for failures."""
+
+    def __init__(self, profile, name="tonearmd", music_dir=None, args=()):
+        self.dir = tempfile.mkdtemp(prefix=name + "-")
+        self.socket = os.path.join(self.dir, "control.sock")
+        self.log_path = os.path.join(self.dir, "tonearmd.log")
+        self.profile = os.path.join(self.dir, "board.toml")
+        with open(self.profile, "w") as f:
+            f.write(profile)
+        command = [TONEARMD, "--config", self.profile, "--socket", self.socket,
+                   "--state-dir", os.path.join(self.dir, "state"), "--log-level", "debug", *args]
+        if music_dir:
+            command += ["--music-dir", music_dir]
+        self.log_file = open(self.log_path, "wb")
+        self.process = subprocess.Popen(command, stdout=self.log_file, stderr=subprocess.STDOUT)
+        self.events = None
+
+    def wait_ready(self, timeout=20):
+        def ready():
+            if self.process.poll() is not None:
+                raise AssertionError(f"tonearmd exited {self.process.returncode}:\n{self.log()}")
+            try:
+                return self.request("status")
+            except OSError:
+                return None
+        return wait_until(ready, timeout, what="tonearmd's socket")
+
+    def request(self, command, **arguments):
+        """One request on a fresh connection; the result, or an AssertionError with the error."""
+        with socket.socket(socket.AF_UNIX, socket.SOCK_STREAM) as s:
+            s.settimeout(10)
+            s.connect(self.socket)
+            s.sendall(json.dumps({"id": 1, "command": command, **arguments}).encode() + b"\n")
+            data = b""
+            while not data.endswith(b"\n"):
+                chunk = s.recv(65536)
+                if not chunk:
+                    break
+                data += chunk
+        reply = json.loads(data)
+        if not reply.get("ok"):
+            raise AssertionError(f"{command}: {reply.get('error')}")
+        return reply["result"]
+
+    def status(self):
+        return self.request("status")
+
+    def cli(self, *arguments, check=True, timeout=60):
+        return sh(TONEARM, "--socket", self.socket, *arguments, check=check, timeout=timeout)
+
+    def subscribe(self, *topics):
+        """A connection that receives events; read them with next_event."""
+        self.events = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.events.connect(self.socket)
+        self.events.sendall(json.dumps({"id": 1, "command": "subscribe", "topics": list(topics)}).encode() + b"\n")
+        self._pending = b""
+        reply = self._read_line(10)
+        assert reply and reply.get("ok"), reply
+
+    def _read_line(self, timeout):
+        deadline = time.monotonic() + timeout
+        while b"\n" not in self._pending:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([self.events], [], [], left)[0]:
+                return None
+            chunk = self.events.recv(65536)
+            if not chunk:
+                return None
+            self._pending += chunk
+        line, self._pending = self._pending.split(b"\n", 1)
+        return json.loads(line)
+
+    def next_event(self, topic, timeout=10, where=lambda data: True):
+        """The next event of a topic whose data satisfies `where`, and when it arrived."""
+        deadline = time.monotonic() + timeout
+        while True:
+            message = self._read_line(max(0.0, deadline - time.monotonic()))
+            if message is None:
+                raise AssertionError(f"no {topic} event within {timeout} s")
+            if message.get("event") == topic and where(message["data"]):
+                return message["data"], time.monotonic()
+
+    def log(self):
+        if not self.log_file.closed:
+            self.log_file.flush()
+        return open(self.log_path, errors="replace").read()
+
+    def stop(self):
+        if self.events:
+            self.events.close()
+        if self.process.poll() is None:
+            self.process.send_signal(signal.SIGTERM)
+            try:
+                self.process.wait(10)
+            except subprocess.TimeoutExpired:
+                self.process.kill()
+                self.process.wait()
+        self.log_file.close()
+        return self.process.returncode
+
+
+class RigClient:
+    """The host's side of this guest (Tests/Kernel/rig.py): the USB DAC's plug."""
+
+    def __init__(self):
+        self.file = open(virtio_port("tonearm.rig"), "r+b", buffering=0)
+
+    def call(self, op, **arguments):
+        self.file.write(json.dumps({"op": op, **arguments}).encode() + b"\n")
+        line = b""
+        while not line.endswith(b"\n"):
+            line += self.file.read(1)
+        reply = json.loads(line)
+        if not reply.get("ok"):
+            raise AssertionError(f"rig {op}: {reply.get('error')}")
+        return reply
+
+
+def virtio_port(name):
+    for entry in glob.glob("/sys/class/virtio-ports/*"):
+        if open(os.path.join(entry, "name")).read().strip() == name:
+            return "/dev/" + os.path.basename(entry)
+    raise AssertionError(f"no virtio port {name}")
+
+
+class KernelTestCase(unittest.TestCase):
+    """Stops the daemons a test started; on a failure prints their logs and the kernel's."""
+
+    def setUp(self):
+        self.daemons = []
+
+    def daemon(self, profile, **options):
+        d = Daemon(profile, **options)
+        self.daemons.append(d)
+        return d
+
+    def tearDown(self):
+        for d in self.daemons:
+            d.stop()
+
+    def failure_report(self):
+        parts = []
+        for d in self.daemons:
+            parts.append(f"--- tonearmd log ({d.log_path}), last lines:\n" + "\n".join(d.log().splitlines()[-40:]))
+        parts.append("--- kernel log, last lines:\n" + dmesg_tail())
+        return "\n".join(parts)

@@ -1,0 +1,151 @@
+"""snd-aloop: tonearmd plays to hw:Loopback,0,0 while arecord records hw:Loopback,1,0.
+
+The capture side opens first, so the driver holds the daemon to its format and rate: the
+daemon negotiates with a real driver's hw_params. What comes back must be libFLAC's decode,
+bit for bit and without a gap across files; a prompt ducks the music by 15 dB and a call
+interrupts it, heard at those levels in the capture."""
+
+import signal
+import subprocess
+import time
+
+import numpy
+
+import fixtures
+import support
+
+GUEST_SECONDS = 120
+PROFILE = """
+[output]
+device = "hw:CARD=Loopback,DEV=0"
+"""
+
+
+def setUpModule():
+    support.modprobe("snd-aloop")
+
+
+def as_left_justified(raw, fmt):
+    """Captured bytes of an ALSA format as left-justified 32-bit samples."""
+    if fmt == "S16_LE":
+        return numpy.frombuffer(raw[: len(raw) // 2 * 2], dtype="<i2").astype(numpy.int32) << 16
+    samples = numpy.frombuffer(raw[: len(raw) // 4 * 4], dtype="<i4")
+    return samples << 8 if fmt == "S24_LE" else samples
+
+
+class Capture:
+    def __init__(self, path, fmt, rate):
+        self.path, self.fmt = path, fmt
+        self.process = subprocess.Popen(
+            ["arecord", "-q", "-D", "hw:CARD=Loopback,DEV=1", "-f", fmt, "-r", str(rate), "-c", "2",
+             "-t", "raw", path], stderr=subprocess.PIPE)
+        # The daemon must find the capture side open, holding the format.
+        support.wait_until(lambda: support.pcm_status("Loopback", 1, "c").get("state") == "RUNNING",
+                           10, what="arecord to start")
+
+    def stop(self):
+        self.process.send_signal(signal.SIGINT)
+        self.process.wait(10)
+        return as_left_justified(open(self.path, "rb").read(), self.fmt)
+
+
+class LoopbackTests(support.KernelTestCase):
+    def play_and_capture(self, name, fmt, rate):
+        daemon = self.daemon(PROFILE)
+        daemon.wait_ready()
+        capture = Capture(f"{daemon.dir}/capture.raw", fmt, rate)
+        daemon.request("add", paths=fixtures.parts(name))
+        daemon.request("play")
+        support.wait_until(lambda: daemon.status()["device"].get("format"), 20, what="the device to open")
+        device = daemon.status()["device"]
+        support.wait_until(lambda: daemon.status()["state"] == "stopped", 60, interval=0.2,
+                           what="the queue to play out")
+        time.sleep(0.3)
+        captured = capture.stop()
+        reference = numpy.fromfile(fixtures.reference(name), dtype="<i4")
+        return captured, reference, device
+
+    def assert_bit_exact(self, name, fmt, rate):
+        captured, reference, device = self.play_and_capture(name, fmt, rate)
+        self.assertEqual(device["format"], fmt, "the daemon did not take the format the driver holds")
+        self.assertEqual(device["rate"], rate)
+        first = int(numpy.flatnonzero(reference)[0])
+        nonzero = numpy.flatnonzero(captured)
+        self.assertTrue(len(nonzero), "the capture is silent")
+        start = int(nonzero[0]) - first
+        self.assertEqual(start % 2, 0, "the capture starts mid-frame")
+        window = captured[start:start + len(reference)]
+        self.assertEqual(len(window), len(reference), "the capture is shorter than the files")
+        mismatches = numpy.flatnonzero(window != reference)
+        self.assertEqual(len(mismatches), 0,
+                         f"{len(mismatches)} samples differ, the first at frame {mismatches[:1] // 2}")
+        # After the last file only silence — or what snd-aloop replays when the playback side
+        # stops mid-period: stale samples of its ring, which are the files' own audio.
+        tail = captured[start + len(reference):]
+        after = numpy.flatnonzero(tail)
+        if len(after):
+            stale = tail[: after[-1] + 1 + (after[-1] + 1) % 2]
+            self.assertLessEqual(len(stale) // 2, device["bufferFrames"],
+                                 f"{len(after)} nonzero samples up to {len(stale) // 2} frames after the last file")
+            self.assertIn(stale.tobytes(), reference.tobytes(),
+                          f"{len(stale) // 2} frames after the last file that are not the files' audio: "
+                          f"{stale[after[:8]] >> 16}")
+        support.measure(f"loopback {name}: {len(reference) // 2} frames in {len(fixtures.parts(name))} files "
+                        f"bit-exact as {fmt} at {rate} Hz (period {device['periodFrames']}, "
+                        f"buffer {device['bufferFrames']} frames)")
+
+    def test_16_bit_gapless_bit_exact(self):
+        self.assert_bit_exact("noise16", "S16_LE", 44100)
+
+    def test_24_bit_in_32_bit_container(self):
+        self.assert_bit_exact("noise24", "S32_LE", 48000)
+
+    def test_24_bit_in_s24_le(self):
+        self.assert_bit_exact("noise24", "S24_LE", 48000)
+
+    def test_duck_and_interruption_levels(self):
+        daemon = self.daemon(PROFILE)
+        daemon.wait_ready()
+        capture = Capture(f"{daemon.dir}/capture.raw", "S16_LE", 48000)
+        daemon.request("add", paths=[fixtures.path("tone48k")])
+        daemon.request("play")
+        support.wait_until(lambda: daemon.status()["elapsed"] >= 2.0, 20, what="2 s of music")
+        daemon.cli("announce", fixtures.path("silence3"))
+        time.sleep(1.5)
+        daemon.cli("announce", "--category", "playAndRecord", "--notify-others", fixtures.path("silence2"))
+        time.sleep(2.0)
+        daemon.request("stop")
+        time.sleep(0.3)
+        left = capture.stop()[0::2].astype(numpy.float64) / 2**31
+
+        window = 2400  # 50 ms
+        count = len(left) // window
+        rms = numpy.sqrt(numpy.mean(left[: count * window].reshape(count, window) ** 2, axis=1))
+        level = 20 * numpy.log10(numpy.maximum(rms, 1e-9))
+        full = float(numpy.median(level[level > level.max() - 3]))
+        kinds = numpy.full(count, "T")
+        kinds[numpy.abs(level - full) < 0.5] = "F"
+        kinds[numpy.abs(level - full + 15) < 1.0] = "D"
+        kinds[level < full - 60] = "S"
+        runs = []  # (kind, windows) of runs of at least 0.4 s
+        start = 0
+        for i in range(1, count + 1):
+            if i == count or kinds[i] != kinds[start]:
+                if kinds[start] != "T" and i - start >= 8:
+                    if runs and runs[-1][0] == kinds[start]:
+                        runs[-1] = (kinds[start], runs[-1][1] + i - start)
+                    else:
+                        runs.append((kinds[start], i - start))
+                start = i
+        while runs and runs[0][0] == "S":
+            runs.pop(0)
+        while runs and runs[-1][0] == "S":
+            runs.pop()
+        self.assertEqual([k for k, _ in runs], ["F", "D", "F", "S", "F"],
+                         f"level runs (kind, 50 ms windows): {runs}")
+        ducked = level[kinds == "D"] - full
+        self.assertGreaterEqual(runs[1][1] * 0.05, 2.0, "the duck lasted less than the prompt")
+        self.assertGreaterEqual(runs[3][1] * 0.05, 1.2, "the interruption lasted less than the call")
+        support.measure(f"loopback levels: music {full:.2f} dBFS; ducked {numpy.median(ducked):.2f} dB "
+                        f"for {runs[1][1] * 0.05:.2f} s; interrupted below {full - 60:.0f} dBFS for "
+                        f"{runs[3][1] * 0.05:.2f} s, then back to full level")
