@@ -19,13 +19,14 @@ public final class JackServer: @unchecked Sendable {
 
     private static let counter = Counter()
 
-    /// Starts the server and waits until it accepts clients.
-    public init(directory: TemporaryDirectory, sampleRate: Int = 48000, periodFrames: Int = 256) throws {
+    /// Starts the server and waits until it accepts clients; with `startNow` false the name is
+    /// chosen but the server is left for `start()` (a device that appears later).
+    public init(directory: TemporaryDirectory, sampleRate: Int = 48000, periodFrames: Int = 256, startNow: Bool = true) throws {
         name = "tonearm-test-\(getpid())-\(Self.counter.next())-\(UInt32.random(in: 0..<0xFFFF_FFFF))"
         self.sampleRate = sampleRate
         self.periodFrames = periodFrames
         logPath = directory.file("jackd.log")
-        try start()
+        if startNow { try start() }
     }
 
     /// True while the server process runs.

@@ -14,8 +14,9 @@ final class DaemonBench {
 
     /// `arguments` go to tonearmd after --device/--socket/--state-dir; `start: false` leaves the
     /// daemon to be started by the test (after it prepared the state directory, say).
-    init(jack: Bool = true, device: String = "paced", arguments: [String] = [], start: Bool = true) throws {
-        bench = try Bench(jack: jack)
+    init(jack: Bool = true, jackRunning: Bool = true, device: String = "paced", arguments: [String] = [],
+         start: Bool = true) throws {
+        bench = try Bench(jack: jack, jackRunning: jackRunning)
         daemon = try DaemonProcess(directory: bench.directory.path, device: device, environment: bench.alsa.environment,
                                    arguments: arguments, start: start)
     }

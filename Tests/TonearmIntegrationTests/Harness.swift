@@ -9,9 +9,11 @@ final class Bench {
     let alsa: ALSAConfig
     let jack: JackServer?
 
-    init(jack withJack: Bool = false) throws {
+    /// `jackRunning: false` names the JACK server in the ALSA configuration but leaves it to
+    /// the test to start: a device that is not there yet.
+    init(jack withJack: Bool = false, jackRunning: Bool = true) throws {
         directory = try TemporaryDirectory(prefix: "tonearm-it")
-        jack = withJack ? try JackServer(directory: directory) : nil
+        jack = withJack ? try JackServer(directory: directory, startNow: jackRunning) : nil
         alsa = try ALSAConfig(directory: directory, jackServerName: jack?.name)
     }
 
