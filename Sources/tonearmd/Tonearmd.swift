@@ -23,8 +23,11 @@ struct Tonearmd: AsyncParsableCommand {
             Plays the queue through ALSA and answers `tonearm` and other clients on a Unix \
             socket (JSON lines). The queue, position, volume, repeat and shuffle are saved on \
             every change and every few seconds while playing, and restored at start. SIGTERM or \
-            SIGINT fades out, saves and exits 0. Settings come from a board profile (--config, \
-            TOML; see Board/) and these flags, which win over it.
+            SIGINT fades out, saves and exits 0. An output device that is lost, stops responding \
+            or is not there yet is reopened every [output] reopen_interval_ms: the player stays \
+            playing, but Now Playing's rate is 0 and elapsed holds what was heard until audio \
+            flows again (tonearm status and doctor say why). Settings come from a board profile \
+            (--config, TOML; see Board/) and these flags, which win over it.
             """
     )
 
