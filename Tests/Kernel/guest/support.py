@@ -75,7 +75,7 @@ def pcm_status(card, device=0, stream="p"):
 
 
 def dmesg_tail(count=25):
-    return "\n".join(sh("dmesg", check=False).splitlines()[-count:])
+    return "\n".join(sh("dmesg", "-S", check=False).splitlines()[-count:])
 
 
 class Daemon:
@@ -222,6 +222,10 @@ class KernelTestCase(unittest.TestCase):
     def failure_report(self):
         parts = []
         for d in self.daemons:
+            try:
+                parts.append(f"--- tonearm status: {d.status()}")
+            except Exception as error:
+                parts.append(f"--- tonearm status: {error}")
             parts.append(f"--- tonearmd log ({d.log_path}), last lines:\n" + "\n".join(d.log().splitlines()[-40:]))
         parts.append("--- kernel log, last lines:\n" + dmesg_tail())
         return "\n".join(parts)
