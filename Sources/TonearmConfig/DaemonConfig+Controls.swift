@@ -148,6 +148,9 @@ extension DaemonConfig {
         public var path = ""
         /// `map`: key names ("KEY_F1") or codes ("59") to commands, over the default media keys.
         public var map = ConfigMap()
+        /// `grab`: take each device for the daemon alone (EVIOCGRAB), so its keys reach no
+        /// console or other program (a keyboard whose Enter would otherwise log in somewhere).
+        public var grab = false
 
         public init() {}
     }
@@ -308,6 +311,7 @@ extension DaemonConfig.Input: ConfigSection {
     mutating func read(from table: inout ConfigTableReader) throws(ConfigError) {
         try table.read("path", into: &path)
         try table.read("map", into: &map)
+        try table.read("grab", into: &grab)
     }
 
     func validate(_ check: ConfigCheck) throws(ConfigError) {

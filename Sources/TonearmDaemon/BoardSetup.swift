@@ -162,7 +162,7 @@ public enum BoardSetup {
                 if let command = BoardCommand(named: name) { map[key] = command }
             }
             do throws(InputError) {
-                sources.append(try InputEventSource(path: input.path, map: map))
+                sources.append(try InputEventSource(path: input.path, map: map, grab: input.grab))
             } catch {
                 throw BoardSetupError(key: "input[\(index + 1)]", message: error.description)
             }

@@ -20,6 +20,7 @@ final class InputDeviceLoop: @unchecked Sendable {
     private let isPattern: Bool
     private let keyMap: InputKeyMap
     private let retryInterval: Double
+    private let grab: Bool
     private let signal: StopSignal
     private let send: @Sendable (BoardCommand) -> Void
     private let log: @Sendable (BoardLogLevel, String) -> Void
@@ -36,13 +37,14 @@ final class InputDeviceLoop: @unchecked Sendable {
         byteCount: 64 * InputEvent.recordSize, alignment: MemoryLayout<Int>.alignment)
 
     init(
-        pattern: String, keyMap: InputKeyMap, retryInterval: Double, signal: StopSignal,
+        pattern: String, keyMap: InputKeyMap, retryInterval: Double, grab: Bool, signal: StopSignal,
         send: @escaping @Sendable (BoardCommand) -> Void, log: @escaping @Sendable (BoardLogLevel, String) -> Void
     ) {
         self.pattern = pattern
         self.isPattern = pattern.contains { "*?[".contains($0) }
         self.keyMap = keyMap
         self.retryInterval = retryInterval
+        self.grab = grab
         self.signal = signal
         self.send = send
         self.log = log
@@ -185,7 +187,19 @@ final class InputDeviceLoop: @unchecked Sendable {
         }
         devices.append(Device(path: path, fd: fd, isFIFO: kind == S_IFIFO, interpreter: InputKeyInterpreter(map: keyMap)))
         reported[path] = nil
-        log(.info, "input \(path): opened")
+        // Closing the descriptor (a lost device, stop) gives the grab back.
+        guard grab && kind == S_IFCHR else {
+            log(.info, "input \(path): opened")
+            return
+        }
+        if ioctl(fd, evdevGrab, 1 as CInt) == 0 {
+            log(.info, "input \(path): opened and grabbed (its keys reach no other reader)")
+        } else {
+            let error = errno
+            let holder = error == EBUSY ? ": another program holds it" : ""
+            log(.warning, "input \(path): opened, but cannot grab it (\(String(cString: strerror(error)))\(holder)); "
+                + "its keys reach other readers too")
+        }
     }
 
     /// Logs `message` unless `problem` is what was last logged for `path`.
@@ -195,6 +209,9 @@ final class InputDeviceLoop: @unchecked Sendable {
         log(level, message)
     }
 }
+
+/// EVIOCGRAB, `_IOW('E', 0x90, int)` in <linux/input.h>: a macro Swift cannot import.
+private let evdevGrab = UInt(0x4004_4590)
 
 /// The paths `pattern` matches now, sorted (glob(3)); none when it matches nothing.
 func expandGlob(_ pattern: String) -> [String] {

@@ -25,6 +25,8 @@ public final class InputEventSource: BoardCommandSource {
     public let keyMap: InputKeyMap
     /// Seconds between attempts to open a device that is missing or went away.
     public let retryInterval: Double
+    /// Each device is taken for this source alone (EVIOCGRAB) when opened.
+    public let grab: Bool
 
     private struct Running {
         let thread: NamedThread
@@ -33,17 +35,20 @@ public final class InputEventSource: BoardCommandSource {
 
     private let running = Mutex<Running?>(nil)
 
-    public init(path: String, keyMap: InputKeyMap = InputKeyMap(), retryInterval: Double = 0.5) {
+    public init(path: String, keyMap: InputKeyMap = InputKeyMap(), retryInterval: Double = 0.5, grab: Bool = false) {
         self.name = "input \(path)"
         self.path = path
         self.keyMap = keyMap
         self.retryInterval = retryInterval
+        self.grab = grab
     }
 
     /// A profile's `[[input]]`: its `path` and its `map` of key names or decimal codes to
-    /// commands, over the default media keys (see `InputKeyMap.init(profile:)`).
-    public convenience init(path: String, map: [String: BoardCommand], retryInterval: Double = 0.5) throws(InputError) {
-        self.init(path: path, keyMap: try InputKeyMap(profile: map), retryInterval: retryInterval)
+    /// commands, over the default media keys (see `InputKeyMap.init(profile:)`); and `grab`.
+    public convenience init(
+        path: String, map: [String: BoardCommand], retryInterval: Double = 0.5, grab: Bool = false
+    ) throws(InputError) {
+        self.init(path: path, keyMap: try InputKeyMap(profile: map), retryInterval: retryInterval, grab: grab)
     }
 
     deinit { stop() }
@@ -58,7 +63,8 @@ public final class InputEventSource: BoardCommandSource {
                 log(.warning, "\(name): no wake-up pipe (\(failure)); stopping may take 100 ms")
             }
             let loop = InputDeviceLoop(
-                pattern: path, keyMap: keyMap, retryInterval: retryInterval, signal: signal, send: send, log: log)
+                pattern: path, keyMap: keyMap, retryInterval: retryInterval, grab: grab, signal: signal, send: send,
+                log: log)
             running = Running(thread: NamedThread(name: "tonearm-input") { loop.run() }, signal: signal)
         }
     }

@@ -40,6 +40,7 @@ final class ControlsConfigTests: XCTestCase {
         [[input]]
         path = "/dev/input/by-id/*-event-kbd"
         map = { KEY_F1 = "togglePlayPause", "59" = "nextTrack" }
+        grab = true
 
         [display]
         driver = "nextion"
@@ -68,6 +69,9 @@ final class ControlsConfigTests: XCTestCase {
         XCTAssertEqual(config.ignition?.debounceMilliseconds, 200)
         XCTAssertEqual(config.inputs.first?.map["KEY_F1"], "togglePlayPause")
         XCTAssertEqual(config.inputs.first?.map["59"], "nextTrack")
+        XCTAssertEqual(config.inputs.first?.grab, true)
+        XCTAssertEqual(try DaemonConfig.parse("[[input]]\npath = \"/dev/input/event0\"").inputs.first?.grab, false,
+                       "shared unless the profile asks")
         XCTAssertEqual(config.display?.driver, .nextion)
         XCTAssertEqual(config.display?.touch.entries.map(\.key), ["0.3", "0.4"])
         XCTAssertEqual(config.display?.components["title"], "t0")
