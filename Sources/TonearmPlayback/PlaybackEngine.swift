@@ -189,8 +189,9 @@ public final class PlaybackEngine: @unchecked Sendable {
     private let outputIdle = Atomic<Bool>(true)
     private let underrunCount = Atomic<Int>(0)
     private let lossCount = Atomic<Int>(0)
-    /// Interruptions (a loss, or the first failed open of an outage), opens that ended one,
-    /// and returns of frames flowing after one; `outputInterrupted` says which came last.
+    /// Counts interruptions (a loss, or the first failed open of an outage), the opens that
+    /// ended one, and the returns of frames flowing after one; `outputInterrupted` says
+    /// whether the last interruption is still on.
     private let interruptionCount = Atomic<Int>(0)
     private let reopenCount = Atomic<Int>(0)
     private let resumeCount = Atomic<Int>(0)
@@ -208,8 +209,9 @@ public final class PlaybackEngine: @unchecked Sendable {
     let deviceGeneration = Atomic<Int>(0)
     /// The format to open the device at when a stream starts before anything has played.
     let streamDeviceRequest = Mutex<StreamFormat?>(nil)
-    /// The device format as of the last (re)configuration and the last open error, for the
-    /// control plane (the output thread writes them outside the render path).
+    /// The device format as of the last (re)configuration and the last reason the output
+    /// stopped being heard, for the control plane (the output thread writes them outside the
+    /// render path).
     private let currentFormat = Mutex<DeviceFormat?>(nil)
     private let lastInterruption = Mutex<OutputInterruption?>(nil)
 
