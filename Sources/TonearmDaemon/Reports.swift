@@ -169,7 +169,7 @@ enum Reports {
         }
         let reopening = "Tonearm reopens it by itself every \(daemon.settings.playback.reopenIntervalMilliseconds) ms and carries on where the audio stopped"
         if let why = device.interruption {
-            flags.append(("outputInterrupted", "nothing is heard (\(output(device))): \(why); Now Playing says rate 0 until it is",
+            flags.append(("outputInterrupted", "nothing is heard (\(output(device))): \(why); Now Playing says rate 0 until audio flows again",
                           "check the device name (aplay -L), the cable or USB DAC, or the sound server; \(reopening)"))
         } else if core.state == .playing && device.state != .open {
             flags.append(("deviceNotOpen", "playing, but the ALSA device '\(device.name)' is \(device.state.rawValue)",
