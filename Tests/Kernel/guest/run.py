@@ -53,10 +53,12 @@ def main():
     runner = unittest.TextTestRunner(stream=sys.stdout, verbosity=2, resultclass=Result)
     result = runner.run(suite)
     failed = len(result.failures) + len(result.errors) + len(result.unexpectedSuccesses)
+    # A module that failed to set up ran no test but failed.
+    failed_tests = {t.id() for t, _ in result.failures + result.errors if isinstance(t, unittest.TestCase)}
     measured_path = os.path.join(support.RIG_OUT, "measured.txt")
     measured = open(measured_path).read().splitlines() if os.path.exists(measured_path) else []
     with open(os.path.join(support.RIG_OUT, "summary.json"), "w") as f:
-        json.dump({"passed": result.testsRun - failed - len(result.skipped), "failed": failed,
+        json.dump({"passed": result.testsRun - len(failed_tests) - len(result.skipped), "failed": failed,
                    "skipped": len(result.skipped), "boot": BOOT, "measured": measured}, f)
     return 0 if failed == 0 else 1
 

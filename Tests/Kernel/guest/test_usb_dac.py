@@ -1,0 +1,155 @@
+"""A USB DAC pulled out and plugged back: QEMU's usb-audio device on an xHCI bus, removed and
+re-added through QMP by the host (Tests/Kernel/rig.py). What the guest plays to it lands in a
+WAV file on the host, one per plug, read here through the shared folder: the audio that was
+really heard, to hold the published elapsed time against."""
+
+import os
+import struct
+import time
+
+import fixtures
+import support
+
+GUEST_SECONDS = 90
+rig = None
+
+
+def setUpModule():
+    global rig
+    support.modprobe("xhci_pci", "snd-usb-audio")
+    support.wait_until(lambda: support.card_id("USB-Audio"), 10, what="the USB audio card")
+    rig = support.RigClient()
+
+
+def card():
+    return support.card_id("USB-Audio")
+
+
+def heard_seconds(name):
+    """Seconds of audio in one of the host's WAV files (its header's sizes are written only when
+    QEMU closes it: the file's length counts)."""
+    path = os.path.join(support.RIG_OUT, name)
+    try:
+        with open(path, "rb") as f:
+            header = f.read(44)
+            size = os.fstat(f.fileno()).st_size
+    except OSError:
+        return 0.0
+    if len(header) < 44:
+        return 0.0
+    channels, rate = struct.unpack_from("<HI", header, 22)
+    bits = struct.unpack_from("<H", header, 34)[0]
+    return (size - 44) / (rate * channels * bits // 8)
+
+
+class Plugs:
+    """The audio heard across plugs: the files the host kept at each unplug, and the live one."""
+
+    def __init__(self):
+        self.before = heard_seconds("usb-dac.wav")  # from an earlier test, not ours
+        self.kept = 0.0
+
+    def unplug(self):
+        name = rig.call("unplug")["wav"]
+        self.kept += heard_seconds(name) - self.before
+        self.before = 0.0
+
+    def plug(self):
+        rig.call("plug")
+
+    def heard(self):
+        return self.kept + heard_seconds("usb-dac.wav") - self.before
+
+
+def profile():
+    return f"""
+[output]
+device = "hw:CARD={card() or 'Audio'},DEV=0"
+reopen_interval_ms = 250
+"""
+
+
+class USBDACTests(support.KernelTestCase):
+    def tearDown(self):
+        super().tearDown()
+        if not card():
+            rig.call("plug")
+            support.wait_until(card, 10, what="the card back for the next test")
+
+    def assert_elapsed_is_heard(self, daemon, plugs, when):
+        # Both sides sampled together; the DAC's own buffering is far under the tolerance.
+        elapsed = daemon.status()["elapsed"]
+        heard = plugs.heard()
+        self.assertLess(abs(elapsed - heard), 0.2, f"{when}: elapsed {elapsed:.3f} s, heard {heard:.3f} s")
+        return elapsed - heard
+
+    def test_pulled_out_twice_and_resumed_where_it_stopped(self):
+        plugs = Plugs()
+        daemon = self.daemon(profile())
+        daemon.wait_ready()
+        daemon.request("add", paths=[fixtures.path("tone44k")])
+        daemon.request("play")
+        support.wait_until(lambda: daemon.status()["elapsed"] >= 3.0, 20, what="3 s played")
+        figures = []
+        for round in (1, 2):
+            pulled = time.monotonic()
+            plugs.unplug()
+            status = support.wait_until(lambda: (s := daemon.status())["output"] != "ok" and s, 5,
+                                        what="the daemon to see the DAC go")
+            noticed = time.monotonic() - pulled
+            self.assertEqual(status["state"], "playing")
+            self.assertEqual(status["rate"], 0)
+            self.assertIn("lost", status["output"])
+            log = daemon.log()
+            self.assertIn("lost:", log, "an unplug is not logged as a loss")
+            self.assertNotIn("stopped responding", log, "an unplug was taken for a stall")
+            flags = [f["flag"] for f in daemon.request("doctor")["redFlags"]]
+            self.assertIn("outputInterrupted", flags)
+            frozen = daemon.status()["elapsed"]
+            time.sleep(2.0)
+            self.assertAlmostEqual(daemon.status()["elapsed"], frozen, delta=0.001,
+                                   msg="elapsed ran on while nothing was heard")
+            outage_error = self.assert_elapsed_is_heard(daemon, plugs, f"unplugged ({round})")
+
+            plugged = time.monotonic()
+            plugs.plug()
+            support.wait_until(lambda: heard_seconds("usb-dac.wav") > 0.05, 15, interval=0.02,
+                               what="audio at the DAC again")
+            back = time.monotonic() - plugged
+            support.wait_until(lambda: (s := daemon.status())["output"] == "ok" and s["rate"] == 1, 5,
+                               what="rate 1 again")
+            time.sleep(1.0)
+            resumed_error = self.assert_elapsed_is_heard(daemon, plugs, f"after the replug ({round})")
+            figures.append(f"unplug {round}: seen in {noticed * 1000:.0f} ms, elapsed − heard "
+                           f"{outage_error * 1000:+.0f} ms while out, audio back {back:.2f} s after the "
+                           f"replug, elapsed − heard {resumed_error * 1000:+.0f} ms after")
+        self.assertIn("is back", daemon.log())
+        self.assertEqual(daemon.status()["device"]["losses"], 2)
+        for line in figures:
+            support.measure("USB DAC " + line)
+
+    def test_started_without_a_card_plays_when_it_appears(self):
+        plugs = Plugs()
+        plugs.unplug()
+        support.wait_until(lambda: not card(), 5, what="the card to go")
+        daemon = self.daemon(profile())
+        daemon.wait_ready()
+        daemon.request("add", paths=[fixtures.path("tone44k")])
+        daemon.request("play")
+        time.sleep(1.5)
+        status = daemon.status()
+        self.assertEqual(status["state"], "playing")
+        self.assertEqual(status["rate"], 0)
+        self.assertEqual(status["elapsed"], 0)
+        self.assertIn("waiting", status["output"])
+        plugged = time.monotonic()
+        plugs.plug()
+        support.wait_until(lambda: heard_seconds("usb-dac.wav") > 0.05, 15, interval=0.02,
+                           what="audio at the DAC")
+        back = time.monotonic() - plugged
+        support.wait_until(lambda: "is back" in daemon.log(), 5, what="'is back' in the log")
+        support.wait_until(lambda: daemon.status()["rate"] == 1, 5, what="rate 1")
+        time.sleep(1.0)
+        error = self.assert_elapsed_is_heard(daemon, plugs, "after the card appeared")
+        support.measure(f"USB DAC absent at start: audio {back:.2f} s after it was plugged in, "
+                        f"elapsed − heard {error * 1000:+.0f} ms")
