@@ -228,6 +228,9 @@ public final class PlaybackEngine: @unchecked Sendable {
     private struct Timeline {
         var marks: [Mark] = []
         var endOfQueue: Int?
+        /// Counts the ends set, so each is told once: an end replaced by the next before the
+        /// control plane looked is still told.
+        var endSerial = 0
         var markSerial = 0
         var errors: [(Int, FLACError)] = []
     }
@@ -235,7 +238,7 @@ public final class PlaybackEngine: @unchecked Sendable {
 
     // Control-plane bookkeeping (the control plane calls from one thread or actor).
     private var announcedMark = 0  // serial of the last mark announced
-    private var announcedEnd = false
+    private var announcedEnd = 0  // serial of the last end of queue announced
     private var announcedErrors = 0
     private var announcedInterruptions = 0
     private var announcedReopens = 0
@@ -406,13 +409,9 @@ public final class PlaybackEngine: @unchecked Sendable {
                 events.append(.itemStarted(mark.start))
                 announcedMark = mark.serial
             }
-            if let end = t.endOfQueue {
-                if !announcedEnd, read >= end, idle {
-                    announcedEnd = true
-                    events.append(.endOfQueue)
-                }
-            } else {
-                announcedEnd = false
+            if let end = t.endOfQueue, t.endSerial > announcedEnd, read >= end, idle {
+                announcedEnd = t.endSerial
+                events.append(.endOfQueue)
             }
         }
         // After the starts: the item heard from here on is the one they name.
@@ -505,7 +504,10 @@ public final class PlaybackEngine: @unchecked Sendable {
         func endQueue(announce: Bool = true) {
             decoding = nil
             let end = ring.samplesWritten
-            timeline.withLock { $0.endOfQueue = announce ? end : nil }
+            timeline.withLock { t in
+                t.endOfQueue = announce ? end : nil
+                if announce { t.endSerial += 1 }
+            }
             queueEnd.store(end, ordering: .releasing)
             outputWakeup.post()
         }
@@ -515,9 +517,13 @@ public final class PlaybackEngine: @unchecked Sendable {
                 switch command {
                 case .play(let item, let from, let number):
                     request = number
+                    // The end queued before is not where this play ends: once the cut drops
+                    // what precedes it, it must not be told as heard.
+                    timeline.withLock { $0.endOfQueue = nil }
                     guard begin(item, from: from, replacing: true) else { return }
                 case .stop:
                     decoding = nil
+                    timeline.withLock { $0.endOfQueue = nil }
                     guard cutAndWait(ring.cutNow(format: nil)) else { return }
                     timeline.withLock { $0.marks.removeAll() }
                     endQueue(announce: false)
@@ -532,7 +538,9 @@ public final class PlaybackEngine: @unchecked Sendable {
                     guard let playing, let ahead else { continue }
                     let wanted = upcoming(playing.start.itemID)
                     guard wanted?.id != ahead.start.itemID else { continue }
-                    // Replace it where it begins: what precedes still plays out.
+                    // Replace it where it begins: what precedes still plays out, and the end
+                    // queued after it is no longer the end.
+                    timeline.withLock { $0.endOfQueue = nil }
                     let generation = ring.cut(at: ahead.ringSample, format: nil, playsOut: true)
                     guard cutAndWait(generation) else { return }
                     timeline.withLock { t in t.marks.removeAll { $0.ringSample >= ahead.ringSample } }
