@@ -158,7 +158,9 @@ public final class PCMDevice: @unchecked Sendable {
     @inline(__always)
     private func recover(_ code: Int32) -> WriteOutcome {
         if code == -EPIPE || code == -ESTRPIPE || code == -EINTR {
-            return snd_pcm_recover(pcm, code, 1) == 0 ? .recoveredUnderrun : .failed(code)
+            // A recovery that fails says why (an unplugged device: ENODEV), not the xrun.
+            let recovered = snd_pcm_recover(pcm, code, 1)
+            return recovered == 0 ? .recoveredUnderrun : .failed(recovered)
         }
         return .failed(code)
     }
