@@ -1,8 +1,10 @@
 """snd-dummy paces like a sound card (an hrtimer moves its pointer): ten minutes of playback at
 the default settings, no underrun, and the published elapsed time within 50 ms of the frames
-the driver has consumed, all along."""
+the driver has consumed, all along. And a daemon frozen (SIGSTOP) longer than its buffer: the
+driver runs dry, the daemon recovers, counts and logs it, at most a line a second."""
 
 import os
+import signal
 import time
 
 import fixtures
@@ -54,3 +56,36 @@ device = "hw:CARD=Dummy,DEV=0"
                         f"{device['bufferFrames']} frames, {device['rate']} Hz): 0 underruns; elapsed vs the "
                         f"driver's hw_ptr within {worst * 1000:.1f} ms at {checks} checks; tonearmd "
                         f"{cpu:.1f} s CPU in the guest (software-emulated CPU)")
+
+
+class UnderrunTests(support.KernelTestCase):
+    def test_underruns_are_recovered_counted_and_logged_at_most_once_a_second(self):
+        daemon = self.daemon("""
+[output]
+device = "hw:CARD=Dummy,DEV=0"
+""")
+        daemon.wait_ready()
+        daemon.request("add", paths=[fixtures.path("track1")])
+        daemon.request("play")
+        support.wait_until(lambda: daemon.status()["elapsed"] > 1.0, 10, what="a second played")
+        # Frozen longer than the device buffer (23 ms) six times in 1.2 s: the driver runs dry.
+        for _ in range(6):
+            daemon.process.send_signal(signal.SIGSTOP)
+            time.sleep(0.1)
+            daemon.process.send_signal(signal.SIGCONT)
+            time.sleep(0.1)
+        support.wait_until(lambda: "underran" in daemon.log(), 5, what="an underrun logged")
+        time.sleep(1.5)
+        status = daemon.status()
+        total = status["device"]["underruns"]
+        lines = [l for l in daemon.log().splitlines() if "underran" in l]
+        self.assertGreaterEqual(total, 2, "the freezes made fewer than two underruns")
+        self.assertEqual(status["state"], "playing")
+        self.assertEqual(status["output"], "ok")
+        self.assertTrue(all("ALSA PCM 'hw:CARD=Dummy,DEV=0' underran" in l for l in lines), lines)
+        self.assertIn(f"({total} in all)", lines[-1])
+        self.assertLess(len(lines), total, f"one line per underrun, not per second: {lines}")
+        before = status["elapsed"]
+        time.sleep(1.0)
+        self.assertAlmostEqual(daemon.status()["elapsed"] - before, 1.0, delta=0.1, msg="not playing on")
+        support.measure(f"snd-dummy frozen 6 × 0.1 s: {total} underruns recovered, {len(lines)} log lines")
