@@ -104,8 +104,9 @@ COUNTERCLOCKWISE = [(KNOB_B, 0), (KNOB_A, 0), (KNOB_B, 1), (KNOB_A, 1)]
 class GPIOTests(support.KernelTestCase):
     def setUp(self):
         super().setUp()
+        # Nothing connected: gpio-sim's lines rest pulled down until a consumer asks for a bias.
         for offset in range(len(LINES)):
-            pull(offset, 1)
+            pull(offset, 0)
 
     def start(self, extra=""):
         daemon = self.daemon(profile(extra))
@@ -128,9 +129,11 @@ class GPIOTests(support.KernelTestCase):
 
     def test_buttons_encoder_and_mute_switch(self):
         daemon = self.start()
-        # Bias honoured: the daemon's pull-up holds the idle button high; active-low makes
-        # high "released", so nothing was pressed at start.
-        self.assertEqual(value(PLAY), 1)
+        # Bias honoured: the daemon's pull-ups hold every idle line high; active-low makes a
+        # high button "released", so nothing was pressed at start (a press held since then
+        # would have been a long press: stop).
+        self.assertEqual([value(offset) for offset in range(6)], [1] * 6)
+        time.sleep(0.8)
         self.assertEqual(daemon.status()["state"], "playing")
 
         # A button without a long press acts on the press itself (once debounced): the time from
