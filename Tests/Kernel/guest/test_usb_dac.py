@@ -90,6 +90,10 @@ class USBDACTests(support.KernelTestCase):
         daemon.request("add", paths=[fixtures.path("tone44k")])
         daemon.request("play")
         support.wait_until(lambda: daemon.status()["elapsed"] >= 3.0, 20, what="3 s played")
+        # What a display hears: Now Playing published with rate 0 when the DAC goes, rate 1
+        # when it is back.
+        daemon.subscribe("nowPlaying")
+        rate = lambda r: lambda d: (d.get("info") or {}).get("rate") == r
         figures = []
         for round in (1, 2):
             pulled = time.monotonic()
@@ -100,6 +104,8 @@ class USBDACTests(support.KernelTestCase):
             self.assertEqual(status["state"], "playing")
             self.assertEqual(status["rate"], 0)
             self.assertIn("lost", status["output"])
+            stopped, _ = daemon.next_event("nowPlaying", where=rate(0))
+            self.assertEqual(stopped["reason"], "rateChanged")
             log = daemon.log()
             self.assertIn("lost:", log, "an unplug is not logged as a loss")
             self.assertNotIn("stopped responding", log, "an unplug was taken for a stall")
@@ -118,6 +124,7 @@ class USBDACTests(support.KernelTestCase):
             back = time.monotonic() - plugged
             support.wait_until(lambda: (s := daemon.status())["output"] == "ok" and s["rate"] == 1, 5,
                                what="rate 1 again")
+            daemon.next_event("nowPlaying", where=rate(1))
             time.sleep(1.0)
             resumed_error = self.assert_elapsed_is_heard(daemon, plugs, f"after the replug ({round})")
             figures.append(f"unplug {round}: seen in {noticed * 1000:.0f} ms, elapsed − heard "
