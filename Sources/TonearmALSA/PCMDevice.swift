@@ -28,6 +28,10 @@ public final class PCMDevice: @unchecked Sendable {
     public let name: String
     public let format: DeviceFormat
     private let pcm: OpaquePointer
+    /// Frames of room found by the last `waitForRoom` that found enough: what the device buffer
+    /// lacked then (`bufferFrames` minus this is what it still had to play, as ALSA's delay is
+    /// without the hardware's own FIFO). Read by the owning thread to tell what is heard.
+    public private(set) var availableFrames = 0
 
     public static let maxChannels = 8
 
@@ -147,11 +151,18 @@ public final class PCMDevice: @unchecked Sendable {
     @inline(__always)
     public func waitForRoom(_ frames: Int, timeoutMilliseconds: Int32) -> WriteOutcome? {
         let avail = snd_pcm_avail_update(pcm)
-        if avail >= frames { return nil }
+        if avail >= frames {
+            availableFrames = Int(avail)
+            return nil
+        }
         if avail < 0 { return recover(Int32(avail)) }
         let ready = snd_pcm_wait(pcm, timeoutMilliseconds)
         if ready == 0 { return .stalled }
-        if ready > 0 { return nil }
+        if ready > 0 {
+            // Woken at the wake-up threshold (a period): that much room, to within a period.
+            availableFrames = frames
+            return nil
+        }
         return recover(ready)
     }
 

@@ -155,7 +155,7 @@ public actor PlayerDaemon {
     /// What the engine has to tell, into the core. Reports take it first too, so that the
     /// Now Playing they show agrees with the device state beside it.
     func takeEngineEvents(now: Double) {
-        for event in engine.nextEvents() { handle(event, now: now) }
+        for event in engine.nextEvents(now: now) { handle(event, now: now) }
     }
 
     func handle(_ event: PlaybackEvent, now: Double) {

@@ -62,6 +62,13 @@ public struct ItemStart: Sendable {
     /// inherits it. A start numbered below the latest call describes audio queued before that
     /// call, so it is stale.
     public var request: Int
+    /// When the item's first frame is heard, in seconds on the clock `nextEvents(now:)` is given
+    /// (the daemon's monotonic clock): in the past when the device has played it already, in
+    /// the future while it still waits in the device buffer. Exact to within a period; a play's
+    /// start comes after the device was opened, prepared and filled, and a gapless step after
+    /// everything before it in the buffer, none of which the time of a command or of the
+    /// collection of events says. Set when the start is announced.
+    public var heardAt: Double = 0
 }
 
 /// Something the control plane should know about, oldest first.
@@ -74,14 +81,15 @@ public enum PlaybackEvent: Sendable {
     case endOfQueue
     /// The output stopped being heard: the device failed or stopped responding, or could not
     /// be opened when something wanted to play. `position` is where the player's audio stopped
-    /// (frames the device took, not what was decoded); nil before anything reached it. The
+    /// being heard (frames the device played, not what was decoded or written); nil before
+    /// anything reached it. The
     /// engine keeps reopening the device every `reopenIntervalMilliseconds`.
     case outputInterrupted(OutputInterruption, position: PlaybackPosition?)
     /// The device opened again after an interruption (or for the first time after it could
     /// not be opened at all); audio follows.
     case deviceReopened(DeviceFormat)
-    /// Frames flow to the device again after an interruption: the output is heard from
-    /// `position` (nil while the player plays nothing).
+    /// Frames flow to the device again after an interruption: `position` is what is heard at
+    /// the time given to `nextEvents(now:)` (nil while the player plays nothing).
     case outputResumed(position: PlaybackPosition?)
     /// The device underran (the output thread fell behind) at least once since the last
     /// events; `total` is the running count.
@@ -199,6 +207,10 @@ public final class PlaybackEngine: @unchecked Sendable {
     private let realtimeErrno = Atomic<Int32>(-1)  // -1 not yet tried, 0 granted
     private let memlockErrno = Atomic<Int32>(-1)
     private let framesWritten = Atomic<Int>(0)
+    /// The player's ring sample being heard as of the last write: what the mixer read, less the
+    /// frames waiting in the device buffer and those rendered but not yet written. Output →
+    /// control, to tell when a mark is (or will be) heard.
+    private let heardSample = Atomic<Int>(0)
     private let deviceState = Atomic<Int>(0)  // DeviceStatus.State, by index
     /// Device rate and channels, published by the output thread before it takes a cut with a
     /// new format, read by the decoder thread after.
@@ -353,19 +365,33 @@ public final class PlaybackEngine: @unchecked Sendable {
                             interruption: interrupted ? lastInterruption.withLock { $0 } : nil)
     }
 
-    /// The item heard now and how far into it.
+    /// The item heard now and how far into it (to within a period): not what the device took,
+    /// which runs a buffer ahead.
     public func position() -> PlaybackPosition? {
-        let read = ring.samplesRead
+        let heard = min(heardSample.load(ordering: .acquiring), ring.samplesRead)
         return timeline.withLock { t in
-            guard let mark = t.marks.last(where: { $0.ringSample <= read }) else { return nil }
-            let frames = (read - mark.ringSample) / max(1, mark.channels)
+            guard let mark = t.marks.last(where: { $0.ringSample <= heard }) else { return nil }
+            let frames = (heard - mark.ringSample) / max(1, mark.channels)
             return PlaybackPosition(itemID: mark.start.itemID,
                                     seconds: mark.start.position + Double(frames) / Double(max(1, mark.deviceRate)))
         }
     }
 
-    /// What happened since the last call, oldest first.
-    public func nextEvents() -> [PlaybackEvent] {
+    /// When the first frame at `mark` is heard, given the sample heard at `now`. A mark not yet
+    /// heard is at most a buffer and a period ahead (the mixer has read it): a heard sample
+    /// still from before a cut (the device dropped and not yet written to) says no more.
+    private func heardAt(_ mark: Mark, heard: Int, now: Double, device: DeviceFormat?) -> Double {
+        let rate = Double(max(1, mark.deviceRate))
+        let framesSince = Double(heard - mark.ringSample) / Double(max(1, mark.channels))
+        let buffer = device ?? DeviceFormat(sampleFormat: .s16LE, sampleRate: mark.deviceRate, channels: mark.channels,
+                                            periodFrames: options.periodFrames, bufferFrames: options.bufferFrames)
+        let mostAhead = Double(buffer.bufferFrames + buffer.periodFrames)
+        return now - max(framesSince, -mostAhead) / rate
+    }
+
+    /// What happened since the last call, oldest first. `now` is the caller's clock (seconds);
+    /// starts say on it when they are heard.
+    public func nextEvents(now: Double) -> [PlaybackEvent] {
         var events: [PlaybackEvent] = []
         let rt = realtimeErrno.load(ordering: .relaxed)
         if rt > 0 && !announcedRealtime {
@@ -398,6 +424,8 @@ public final class PlaybackEngine: @unchecked Sendable {
         let resumed = resumes > announcedResumes && !outputInterrupted.load(ordering: .acquiring)
         announcedResumes = resumes
         let read = ring.samplesRead
+        let heard = min(heardSample.load(ordering: .acquiring), read)
+        let device = currentFormat.withLock { $0 }
         let idle = outputIdle.load(ordering: .acquiring)
         timeline.withLock { t in
             while announcedErrors < t.errors.count {
@@ -406,7 +434,9 @@ public final class PlaybackEngine: @unchecked Sendable {
             }
             // Marks are strictly increasing; announce each one the reader has reached, once.
             for mark in t.marks where mark.ringSample <= read && mark.serial > announcedMark {
-                events.append(.itemStarted(mark.start))
+                var start = mark.start
+                start.heardAt = heardAt(mark, heard: heard, now: now, device: device)
+                events.append(.itemStarted(start))
                 announcedMark = mark.serial
             }
             if let end = t.endOfQueue, t.endSerial > announcedEnd, read >= end, idle {
@@ -643,6 +673,7 @@ public final class PlaybackEngine: @unchecked Sendable {
         var interrupted = false
         var writtenSinceOpen = 0
         var startThreshold = 0
+        var deviceFill = 0  // frames in the device buffer still to play, as of the last write
         var paused = true  // faded out and idle (also before anything plays)
         var playerSounding = true  // the player's input takes part in the periods rendered
         var othersOnly = false  // the last periods held only sessions' streams
@@ -799,6 +830,7 @@ public final class PlaybackEngine: @unchecked Sendable {
                 // after it is made.
                 outcome = dev.waitForRoom(f.periodFrames, timeoutMilliseconds: stallTimeout(f))
                 if outcome == nil {
+                    deviceFill = max(0, f.bufferFrames - dev.availableFrames)
                     pending = mixer.render(into: periodBuffer, frames: f.periodFrames)
                     offset = 0
                     if pending == 0 { continue }
@@ -809,6 +841,12 @@ public final class PlaybackEngine: @unchecked Sendable {
                 pending -= n
                 offset += n
                 framesWritten.add(n, ordering: .relaxed)
+                deviceFill += n
+                // What is heard now: the player's frames read, less those still in the device
+                // or not yet written. Periods without the player hold none of its frames.
+                let read = ring.samplesRead
+                heardSample.store(playerSounding ? read - (deviceFill + pending) * f.channels : read,
+                                  ordering: .releasing)
                 if interrupted {
                     // Heard again once the device has taken enough to start.
                     writtenSinceOpen += n

@@ -137,7 +137,7 @@ struct Play: ParsableCommand {
         var finished = false
         var underrunLog = UnderrunLog(device: device)
         while !finished && deviceError == nil && !interrupted.load(ordering: .relaxed) {
-            for event in engine.nextEvents() {
+            for event in engine.nextEvents(now: monotonicSeconds()) {
                 switch event {
                 case .itemStarted(let start):
                     started = true

@@ -24,7 +24,7 @@ final class EndOfQueueTests: XCTestCase {
             let deadline = Date().addingTimeInterval(3)
             // Asked as often as a busy control plane might: between the cut and the new start.
             while ends == 0 && Date() < deadline {
-                for event in engine.nextEvents() {
+                for event in engine.nextEvents(now: 0) {
                     switch event {
                     case .itemStarted(let start) where start.request >= request:
                         started = true

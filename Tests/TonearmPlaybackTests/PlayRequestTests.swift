@@ -26,7 +26,7 @@ final class PlayRequestTests: XCTestCase {
         var ended = false
         let deadline = Date().addingTimeInterval(20)
         while !ended && Date() < deadline {
-            for event in engine.nextEvents() {
+            for event in engine.nextEvents(now: 0) {
                 if case .itemStarted(let start) = event { starts.append(start) }
                 if case .endOfQueue = event { ended = true }
             }
