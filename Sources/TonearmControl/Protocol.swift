@@ -93,8 +93,11 @@
 /// - `nowPlaying` → the Now Playing dictionary: `title`, `artist`, `album`, `albumArtist`,
 ///   `trackNumber`, `duration`, `elapsed`, `rate`, `defaultRate`, `queueIndex`, `queueCount`,
 ///   `isLiveStream`, `artwork` (`id`, `mimeType`, `width`, `height`, `bytes`), `timestamp`
-///   (when `elapsed` was true, on the daemon's monotonic clock) and `age` (seconds since then
-///   when sent). Extrapolate: `elapsed + rate × (age + time since receipt)`.
+///   (when the audio at `elapsed` is heard, on the daemon's monotonic clock: the device's
+///   start or a gapless step as it plays, not when it was asked for or noticed; a play is
+///   published at once and corrected with a `seek` when its audio starts more than 40 ms
+///   later) and `age` (seconds since then when sent; negative while that audio still waits in
+///   the device buffer). Extrapolate: `elapsed + rate × (age + time since receipt)`.
 /// - `artwork` `{"artwork":ID}` → `id`, `mimeType`, `bytes`, `data` (base64).
 /// - `doctor` → `session`, `eligible`, `eligibility`, `commands`, `nowPlaying`, `output`,
 ///   `device`, `redFlags` (`flag`, `detail`, `fix`; `outputInterrupted` while nothing is

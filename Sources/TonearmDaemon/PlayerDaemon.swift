@@ -162,7 +162,7 @@ public actor PlayerDaemon {
         switch event {
         case .itemStarted(let start):
             guard start.request >= latestRequest else { return }
-            publish(core.engineStartedItem(start.itemID, at: start.position, now: now))
+            publish(core.engineStartedItem(start.itemID, at: start.position, heardAt: start.heardAt, now: now))
             publishStatusChanges()
             save()
         case .itemFailed(let id, let error):

@@ -18,10 +18,12 @@ enum Reports {
             ("defaultRate", .double(info.defaultRate)), ("queueIndex", JSONValue(info.queueIndex)),
             ("queueCount", .int(info.queueCount)), ("isLiveStream", .bool(info.isLiveStream)),
             ("artwork", info.artwork.map(artwork) ?? .null),
-            // `elapsed` was true at `timestamp` (seconds on the daemon's monotonic clock); `age`
-            // is how long ago that was when this was sent, so a client on any clock can
-            // extrapolate: elapsed + rate × (age + time since receipt).
-            ("timestamp", .double(info.timestamp)), ("age", .double(max(0, now - info.timestamp))),
+            // `elapsed` is true at `timestamp` (seconds on the daemon's monotonic clock): when
+            // that audio is heard, which may be a few milliseconds after this is sent while it
+            // waits in the device buffer. `age` is how long ago that was when this was sent
+            // (negative for a moment ahead), so a client on any clock can extrapolate:
+            // elapsed + rate × (age + time since receipt).
+            ("timestamp", .double(info.timestamp)), ("age", .double(now - info.timestamp)),
         ])
     }
 

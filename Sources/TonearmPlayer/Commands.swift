@@ -54,7 +54,7 @@ public struct CommandRequest: Sendable, Equatable {
 /// What the daemon must make the audio engine do, in order.
 public enum EngineAction: Sendable, Equatable {
     /// Start this item at this position (seconds); replaces whatever plays. Report it with
-    /// `PlayerCore.engineStartedItem(_:at:now:)` once it reaches the device, or with
+    /// `PlayerCore.engineStartedItem(_:at:heardAt:now:)` once it reaches the device, or with
     /// `engineFailedItem(_:now:)`.
     case play(itemID: Int, from: Double)
     /// Fade out and hold the position.

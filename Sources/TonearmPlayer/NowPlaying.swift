@@ -23,7 +23,9 @@ public struct NowPlayingInfo: Sendable, Equatable {
     /// True for a current item without a known duration.
     public var isLiveStream: Bool
     public var artwork: Artwork?
-    /// The `now` at which `elapsed` was true.
+    /// The time (on the clock of `now`) at which the audio at `elapsed` is heard: when a play's
+    /// or a gapless step's first frame reaches the listener, once the engine has said so; it
+    /// may lie a little ahead of the publication.
     public var timestamp: Double
 
     public init(

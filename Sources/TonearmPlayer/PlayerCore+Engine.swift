@@ -1,49 +1,56 @@
 extension PlayerCore {
-    /// The engine reports that `itemID` reached the device at `position`: either a `.play` took
-    /// effect, or a gapless transition moved on by itself.
+    /// The engine reports that `itemID` is heard from `position` at `heardAt` (the time its first
+    /// frame reaches the listener, on the clock of `now`; it may still lie ahead): either a
+    /// `.play` took effect, or a gapless transition moved on by itself. `now` is when the report
+    /// was collected, which says nothing about when it was heard.
     ///
     /// While a `.play` is outstanding only the report of that item counts; others describe what
     /// played before it and are ignored, as is every report while the engine holds nothing. The
-    /// report of the `.play` moves the anchor only if it disagrees by more than
-    /// `engineReportTolerance` (published as a seek). A report of another item, with no `.play`
-    /// outstanding, is a track change: one full replacement. With repeat one, the current item
-    /// reported again from near its start is a new play of it, also a replacement. While
-    /// scanning, reports of the current item are the daemon's own steps and change nothing.
-    public mutating func engineStartedItem(_ itemID: Int, at position: Double, now: Double)
-        -> [NowPlayingPublication]
-    {
+    /// `.play` was published when it was asked for, as if heard at once; its report moves the
+    /// anchor to `(position, heardAt)` when that disagrees by more than `playStartTolerance`
+    /// (published as a seek): the device took that long to open, fill and start. A report of
+    /// another item, with no `.play` outstanding, is a track change: one full replacement,
+    /// anchored when it is heard. With repeat one, the current item reported again from near its
+    /// start is a new play of it, also a replacement. While scanning, reports of the current
+    /// item are the daemon's own steps and change nothing.
+    public mutating func engineStartedItem(
+        _ itemID: Int, at position: Double, heardAt reportedHeardAt: Double, now: Double
+    ) -> [NowPlayingPublication] {
         guard engineHoldsItem, state != .stopped, let item = item(itemID) else { return [] }
         let reported = min(
             max(position.isFinite ? position : 0, 0), item.metadata.duration ?? .infinity)
+        let heardAt = reportedHeardAt.isFinite ? reportedHeardAt : now
         if let pending = pendingStartItemID {
             guard pending == itemID else { return [] }
             pendingStartItemID = nil
             unplayableItemIDs.remove(itemID)
-            return follow(reported, now: now)
+            return follow(reported, heardAt: heardAt, tolerance: Self.playStartTolerance)
         }
         unplayableItemIDs.remove(itemID)
         if itemID == currentItemID {
             // While scanning the daemon steps the engine itself; these are its own steps.
             guard scanRate == nil else { return [] }
-            let expected = self.position(at: now)
+            let expected = self.position(at: heardAt)
             if repeatMode == .one, reported + Self.engineReportTolerance < expected {
-                setAnchor(reported, now: now)
+                setAnchor(reported, now: heardAt)
                 return publish(.trackChanged, replaces: true)
             }
-            return follow(reported, now: now)
+            return follow(reported, heardAt: heardAt, tolerance: Self.engineReportTolerance)
         }
         currentItemID = itemID
-        setAnchor(reported, now: now)
+        setAnchor(reported, now: heardAt)
         return publish(.trackChanged, replaces: true)
     }
 
-    /// Moves the anchor to what the engine reports when it disagrees beyond the tolerance. While
+    /// Moves the anchor to what the engine reports when it disagrees beyond `tolerance`. While
     /// scanning the daemon steps the engine to the anchor, not the other way round.
-    private mutating func follow(_ reported: Double, now: Double) -> [NowPlayingPublication] {
+    private mutating func follow(_ reported: Double, heardAt: Double, tolerance: Double)
+        -> [NowPlayingPublication]
+    {
         guard scanRate == nil,
-            abs(position(at: now) - reported) > Self.engineReportTolerance
+            abs(position(at: heardAt) - reported) > tolerance
         else { return [] }
-        setAnchor(reported, now: now)
+        setAnchor(reported, now: heardAt)
         return publish(.seek)
     }
 

@@ -33,8 +33,15 @@ public struct PlayerCore: Sendable {
     /// read from the rate).
     public internal(set) var outputStalled = false
 
-    /// How far an engine report may disagree with the anchor before it is re-published as a seek:
-    /// a play takes a moment to reach the device, and that is not worth a publication.
+    /// How far the heard start of a `.play` (a play, seek, skip or track command) may disagree
+    /// with what was published when it was asked for before it is re-published as a seek.
+    /// Published elapsed time is to be within 50 ms of the frames played; a device that opens,
+    /// fills and starts quicker than this is not worth a publication.
+    public static let playStartTolerance = 0.04
+    /// How far a report of the current item that no `.play` asked for may disagree with the
+    /// anchor before it is re-published as a seek, and how far back it must be to be a repeat
+    /// one restart rather than a report of where the item is. These reports follow the audio
+    /// the engine chose itself (a gapless step onto the same item), so only a jump counts.
     public static let engineReportTolerance = 0.5
     /// The rate of `seekForward` (and, negated, `seekBackward`).
     public static let scanSpeed = 4.0

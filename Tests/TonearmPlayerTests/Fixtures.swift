@@ -40,10 +40,10 @@ struct Fixture: CustomStringConvertible {
         }
         guard let current else { return (core, 0) }
         _ = core.handle(CommandRequest(.play), now: 0)
-        _ = core.engineStartedItem(1, at: 0, now: 0)
+        _ = core.engineStartedItem(1, at: 0, heardAt: 0, now: 0)
         while core.currentItemID != current {
             _ = core.handle(CommandRequest(.nextTrack), now: 0)
-            _ = core.engineStartedItem(core.currentItemID!, at: 0, now: 0)
+            _ = core.engineStartedItem(core.currentItemID!, at: 0, heardAt: 0, now: 0)
         }
         switch state {
         case .playing:
@@ -65,7 +65,7 @@ func playing(_ count: Int = 3, duration: Double? = 200, artworks: [Artwork?]? = 
     var core = PlayerCore(randomSeed: seed)
     _ = core.add(tracks(count, duration: duration, artworks: artworks), now: 0)
     _ = core.handle(CommandRequest(.play), now: 0)
-    _ = core.engineStartedItem(1, at: 0, now: 0)
+    _ = core.engineStartedItem(1, at: 0, heardAt: 0, now: 0)
     return core
 }
 
@@ -74,7 +74,7 @@ extension PlayerCore {
     mutating func send(_ request: CommandRequest, now: Double) -> CommandOutcome {
         let outcome = handle(request, now: now)
         for case .play(let itemID, let from) in outcome.actions {
-            _ = engineStartedItem(itemID, at: from, now: now)
+            _ = engineStartedItem(itemID, at: from, heardAt: now, now: now)
         }
         return outcome
     }

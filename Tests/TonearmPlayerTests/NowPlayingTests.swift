@@ -20,7 +20,7 @@ final class NowPlayingTests: XCTestCase {
         var outcome = core.handle(CommandRequest(.play), now: 1)
         XCTAssertEqual(outcome.actions, [.play(itemID: 1, from: 0)])
         record(outcome.publications)
-        record(core.engineStartedItem(1, at: 0, now: 1.1))
+        record(core.engineStartedItem(1, at: 0, heardAt: 1.01, now: 1.1))
         let started = NowPlayingInfo(
             title: "Track 1", artist: "Artist", album: "Album", albumArtist: "Artist", trackNumber: 1,
             duration: 200, elapsed: 0, rate: 1, defaultRate: 1, queueIndex: 0, queueCount: 3,
@@ -56,7 +56,7 @@ final class NowPlayingTests: XCTestCase {
         outcome = core.handle(CommandRequest(.nextTrack), now: 30)
         XCTAssertEqual(outcome.actions, [.play(itemID: 2, from: 0)])
         record(outcome.publications)
-        record(core.engineStartedItem(2, at: 0, now: 30.2))
+        record(core.engineStartedItem(2, at: 0, heardAt: 30.01, now: 30.2))
         XCTAssertEqual(core.nowPlaying.title, "Track 2")
         XCTAssertEqual(core.nowPlaying.trackNumber, 2)
         XCTAssertEqual(core.nowPlaying.queueIndex, 1)
@@ -71,7 +71,7 @@ final class NowPlayingTests: XCTestCase {
         outcome = core.handle(CommandRequest(.skipForward, interval: 200), now: 50)
         XCTAssertEqual(outcome.actions, [.play(itemID: 3, from: 0)])
         record(outcome.publications)
-        record(core.engineStartedItem(3, at: 0, now: 50.1))
+        record(core.engineStartedItem(3, at: 0, heardAt: 50.01, now: 50.1))
         XCTAssertEqual(core.nowPlaying.artwork, coverTwo, "the new cover is in the replacement itself")
 
         record(core.engineReachedEndOfQueue(now: 250))
@@ -96,14 +96,14 @@ final class NowPlayingTests: XCTestCase {
         XCTAssertEqual(core.handle(CommandRequest(.play), now: 50).publications, [])
         XCTAssertEqual(core.handle(CommandRequest(.changeRepeatMode, repeatMode: .all), now: 60).publications, [])
         XCTAssertEqual(core.setVolume(30, now: 70).publications, [])
-        XCTAssertEqual(core.engineStartedItem(1, at: 79.8, now: 80), [])
+        XCTAssertEqual(core.engineStartedItem(1, at: 79.8, heardAt: 80, now: 80), [])
         XCTAssertEqual(core.nowPlaying.timestamp, 0)
         XCTAssertEqual(core.nowPlaying.elapsed(at: 80), 80)
     }
 
     func testGaplessTransitionIsOneReplacement() {
         var core = playing(3, artworks: [coverOne, coverOne, coverTwo])
-        var publications = core.engineStartedItem(2, at: 0, now: 200)
+        var publications = core.engineStartedItem(2, at: 0, heardAt: 200, now: 200)
         XCTAssertEqual(publications.map(\.reason), [.trackChanged])
         XCTAssertEqual(publications.map(\.isReplacement), [true])
         XCTAssertEqual(publications.map(\.artworkChanged), [false], "same cover: no artwork change")
@@ -111,7 +111,7 @@ final class NowPlayingTests: XCTestCase {
         XCTAssertEqual(core.state, .playing)
         XCTAssertEqual(core.nowPlaying.elapsed, 0)
         XCTAssertEqual(core.nowPlaying.timestamp, 200)
-        publications = core.engineStartedItem(3, at: 0.25, now: 400)
+        publications = core.engineStartedItem(3, at: 0.25, heardAt: 400, now: 400)
         XCTAssertEqual(publications.map(\.artworkChanged), [true])
         XCTAssertEqual(publications.first?.info.artwork, coverTwo)
         XCTAssertEqual(publications.first?.info.elapsed, 0.25)
@@ -123,14 +123,14 @@ final class NowPlayingTests: XCTestCase {
         _ = core.add(tracks(2), now: 0)
         _ = core.handle(CommandRequest(.play), now: 0)
         // A slow start: two seconds before the device played.
-        let publications = core.engineStartedItem(1, at: 0, now: 2)
+        let publications = core.engineStartedItem(1, at: 0, heardAt: 2, now: 2)
         XCTAssertEqual(publications.map(\.reason), [.seek])
         XCTAssertEqual(publications.map(\.isReplacement), [false])
         XCTAssertEqual(core.nowPlaying.elapsed, 0)
         XCTAssertEqual(core.nowPlaying.timestamp, 2)
         XCTAssertEqual(core.position(at: 3), 1)
         // Within the tolerance: kept as it is.
-        XCTAssertEqual(core.engineStartedItem(1, at: 1.4, now: 3), [])
+        XCTAssertEqual(core.engineStartedItem(1, at: 1.4, heardAt: 3, now: 3), [])
         XCTAssertEqual(core.nowPlaying.timestamp, 2)
     }
 
@@ -140,13 +140,13 @@ final class NowPlayingTests: XCTestCase {
         XCTAssertEqual(core.handle(CommandRequest(.nextTrack), now: 10.1).actions, [.play(itemID: 3, from: 0)])
         let before = core.nowPlaying
         // The first .play reaching the device after the second was sent.
-        XCTAssertEqual(core.engineStartedItem(2, at: 150, now: 10.2), [])
+        XCTAssertEqual(core.engineStartedItem(2, at: 150, heardAt: 10.2, now: 10.2), [])
         XCTAssertEqual(core.currentItemID, 3)
-        XCTAssertEqual(core.engineStartedItem(3, at: 0, now: 10.3), [])
+        XCTAssertEqual(core.engineStartedItem(3, at: 0, heardAt: 10.11, now: 10.3), [])
         XCTAssertEqual(core.nowPlaying, before)
-        XCTAssertEqual(core.engineStartedItem(99, at: 0, now: 11), [], "unknown item")
+        XCTAssertEqual(core.engineStartedItem(99, at: 0, heardAt: 11, now: 11), [], "unknown item")
         _ = core.handle(CommandRequest(.stop), now: 12)
-        XCTAssertEqual(core.engineStartedItem(3, at: 0, now: 12.1), [], "nothing plays when stopped")
+        XCTAssertEqual(core.engineStartedItem(3, at: 0, heardAt: 12.1, now: 12.1), [], "nothing plays when stopped")
         XCTAssertEqual(core.state, .stopped)
     }
 
@@ -157,19 +157,19 @@ final class NowPlayingTests: XCTestCase {
         XCTAssertEqual(core.handle(CommandRequest(.changePlaybackPosition, position: 0), now: 199.1).actions, [.seek(to: 0)])
         // The engine carries out a seek by replacing what it queued: until it confirms item 2
         // at the new place, a report of 3 is the abandoned gapless step, stale.
-        XCTAssertEqual(core.engineStartedItem(3, at: 0, now: 199.2), [])
+        XCTAssertEqual(core.engineStartedItem(3, at: 0, heardAt: 199.2, now: 199.2), [])
         XCTAssertEqual(core.currentItemID, 2)
-        XCTAssertEqual(core.engineStartedItem(2, at: 0, now: 199.3), [])
-        XCTAssertEqual(core.engineStartedItem(3, at: 0, now: 399.3).map(\.reason), [.trackChanged])
+        XCTAssertEqual(core.engineStartedItem(2, at: 0, heardAt: 199.11, now: 199.3), [])
+        XCTAssertEqual(core.engineStartedItem(3, at: 0, heardAt: 399.3, now: 399.3).map(\.reason), [.trackChanged])
 
         core = Fixture(count: 3, current: 2, state: .playing, elapsed: 199).make().core
         XCTAssertEqual(core.handle(CommandRequest(.nextTrack), now: 199).actions, [.play(itemID: 3, from: 0)])
         _ = core.handle(CommandRequest(.previousTrack), now: 199.5)
         XCTAssertEqual(core.currentItemID, 2)
         // While the .play of 2 is outstanding, the engine's gapless step into 3 is stale.
-        XCTAssertEqual(core.engineStartedItem(3, at: 0.4, now: 199.6), [])
+        XCTAssertEqual(core.engineStartedItem(3, at: 0.4, heardAt: 199.6, now: 199.6), [])
         XCTAssertEqual(core.currentItemID, 2)
-        XCTAssertEqual(core.engineStartedItem(2, at: 0, now: 199.7), [])
+        XCTAssertEqual(core.engineStartedItem(2, at: 0, heardAt: 199.51, now: 199.7), [])
         XCTAssertEqual(core.currentItemID, 2)
         XCTAssertEqual(core.nowPlaying.title, "Track 2")
     }
@@ -177,7 +177,7 @@ final class NowPlayingTests: XCTestCase {
     func testRepeatOneLoopIsANewPlayOfTheSameItem() {
         var core = playing(2)
         _ = core.handle(CommandRequest(.changeRepeatMode, repeatMode: .one), now: 1)
-        let publications = core.engineStartedItem(1, at: 0, now: 200)
+        let publications = core.engineStartedItem(1, at: 0, heardAt: 200, now: 200)
         XCTAssertEqual(publications.map(\.reason), [.trackChanged])
         XCTAssertEqual(publications.map(\.isReplacement), [true])
         XCTAssertEqual(publications.map(\.artworkChanged), [false])
@@ -190,20 +190,20 @@ final class NowPlayingTests: XCTestCase {
         _ = core.handle(CommandRequest(.changeRepeatMode, repeatMode: .one), now: 1)
         _ = core.handle(CommandRequest(.seekForward, scanning: .begin), now: 10)
         // A step the daemon made at 11 (to 14), reported 0.3 s later.
-        XCTAssertEqual(core.engineStartedItem(1, at: 14, now: 11.3), [])
+        XCTAssertEqual(core.engineStartedItem(1, at: 14, heardAt: 11.3, now: 11.3), [])
         XCTAssertEqual(core.scanRate, 4)
         XCTAssertEqual(core.nowPlaying.rate, 4)
         XCTAssertEqual(core.position(at: 12), 18)
         // A gapless step into the next item while scanning is still a track change.
         _ = core.handle(CommandRequest(.changeRepeatMode, repeatMode: .off), now: 12)
-        XCTAssertEqual(core.engineStartedItem(2, at: 0, now: 60).map(\.reason), [.trackChanged])
+        XCTAssertEqual(core.engineStartedItem(2, at: 0, heardAt: 60, now: 60).map(\.reason), [.trackChanged])
         XCTAssertEqual(core.nowPlaying.rate, 4)
     }
 
     func testAGaplessStepWhilePausingStaysPaused() {
         var core = playing(3)
         _ = core.handle(CommandRequest(.pause), now: 199.9)
-        let publications = core.engineStartedItem(2, at: 0.3, now: 200)
+        let publications = core.engineStartedItem(2, at: 0.3, heardAt: 200, now: 200)
         XCTAssertEqual(publications.map(\.reason), [.trackChanged])
         XCTAssertEqual(core.state, .paused)
         XCTAssertEqual(core.nowPlaying.rate, 0)

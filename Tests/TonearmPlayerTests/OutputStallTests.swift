@@ -49,7 +49,7 @@ final class OutputStallTests: XCTestCase {
         XCTAssertEqual(core.nowPlaying.elapsed(at: 30), 0)
 
         // The device appears: the item starts, then frames flow.
-        XCTAssertEqual(core.engineStartedItem(1, at: 0, now: 30), [], "the start agrees with the anchor")
+        XCTAssertEqual(core.engineStartedItem(1, at: 0, heardAt: 30, now: 30), [], "the start agrees with the anchor")
         XCTAssertEqual(core.nowPlaying.rate, 0, "not heard until frames flow")
         let resumed = core.engineOutputResumed(itemID: 1, at: 0.02, now: 30.05)
         XCTAssertEqual(resumed.map(\.reason), [.rateChanged])
@@ -72,7 +72,7 @@ final class OutputStallTests: XCTestCase {
         _ = core.engineOutputResumed(itemID: 1, at: 9.02, now: 20)
         XCTAssertEqual(core.nowPlaying.elapsed, 50, "a report from before the seek is stale")
         XCTAssertEqual(core.nowPlaying.rate, 1)
-        XCTAssertEqual(core.engineStartedItem(1, at: 50, now: 20.1), [], "the seek lands where published")
+        XCTAssertEqual(core.engineStartedItem(1, at: 50, heardAt: 20, now: 20.1), [], "the seek lands where published")
     }
 
     /// Pause and play during the outage: the rate stays 0 until the output is heard again.
@@ -124,7 +124,7 @@ final class OutputStallTests: XCTestCase {
         let play = core.handle(CommandRequest(.play), now: 2)
         XCTAssertEqual(play.publications.first?.info.rate, 0)
         XCTAssertEqual(core.position(at: 5), 0)
-        _ = core.engineStartedItem(1, at: 0, now: 5)
+        _ = core.engineStartedItem(1, at: 0, heardAt: 5, now: 5)
         _ = core.engineOutputResumed(itemID: 1, at: 0, now: 5)
         XCTAssertEqual(core.position(at: 6), 1)
     }

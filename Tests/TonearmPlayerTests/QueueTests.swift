@@ -157,7 +157,7 @@ final class QueueTests: XCTestCase {
         XCTAssertEqual(core.state, .playing)
 
         // Automatic transitions skip it from now on.
-        _ = core.engineStartedItem(2, at: 0, now: 0.2)
+        _ = core.engineStartedItem(2, at: 0, heardAt: 0.2, now: 0.2)
         _ = core.handle(CommandRequest(.changeRepeatMode, repeatMode: .all), now: 1)
         XCTAssertEqual(core.upcoming(after: 3)?.id, 2)
 
@@ -180,7 +180,7 @@ final class QueueTests: XCTestCase {
         XCTAssertEqual(core.upcoming(after: 1)?.id, 3)
         // Chosen explicitly, it is tried again, and playing clears it.
         XCTAssertEqual(core.handle(CommandRequest(.nextTrack), now: 6).actions, [.play(itemID: 2, from: 0)])
-        _ = core.engineStartedItem(2, at: 0, now: 6)
+        _ = core.engineStartedItem(2, at: 0, heardAt: 6, now: 6)
         _ = core.send(CommandRequest(.previousTrack), now: 7)
         XCTAssertEqual(core.upcoming(after: 1)?.id, 2)
 

@@ -33,7 +33,7 @@ final class RestoreTests: XCTestCase {
         let resumed = core.handle(CommandRequest(.play), now: 110)
         XCTAssertEqual(resumed.actions, [.play(itemID: 6, from: 42)])
         XCTAssertEqual(resumed.publications.map(\.reason), [.resumed])
-        XCTAssertEqual(core.engineStartedItem(6, at: 42, now: 110.1), [])
+        XCTAssertEqual(core.engineStartedItem(6, at: 42, heardAt: 110.01, now: 110.1), [])
         XCTAssertEqual(core.position(at: 120), 52)
 
         _ = core.add(tracks(1), now: 130)
@@ -50,7 +50,7 @@ final class RestoreTests: XCTestCase {
         XCTAssertEqual(core.state, .playing)
         XCTAssertEqual(core.nowPlaying.rate, 1)
         XCTAssertEqual(core.position(at: 110), 52)
-        XCTAssertEqual(core.engineStartedItem(6, at: 42, now: 100.2), [])
+        XCTAssertEqual(core.engineStartedItem(6, at: 42, heardAt: 100.01, now: 100.2), [])
     }
 
     func testRestoreShuffleOrder() {

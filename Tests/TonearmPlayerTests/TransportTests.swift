@@ -27,12 +27,12 @@ final class TransportTests: XCTestCase {
     func testReportsFromBeforeASeekAreIgnoredUntilTheEngineConfirmsIt() {
         var (core, now) = Fixture(count: 3, current: 1, state: .playing).make()
         XCTAssertEqual(core.handle(CommandRequest(.skipForward, interval: 5), now: now).actions, [.seek(to: 15)])
-        XCTAssertEqual(core.engineStartedItem(2, at: 0, now: now + 0.1), [])
+        XCTAssertEqual(core.engineStartedItem(2, at: 0, heardAt: now + 0.1, now: now + 0.1), [])
         XCTAssertEqual(core.currentItemID, 1)
         XCTAssertEqual(core.position(at: now + 0.1), 15.1, accuracy: 1e-9)
         // The engine confirms: from now on a report of item 2 is a real track change.
-        XCTAssertEqual(core.engineStartedItem(1, at: 15, now: now + 0.2), [])
-        XCTAssertEqual(core.engineStartedItem(2, at: 0, now: now + 1).map(\.reason), [.trackChanged])
+        XCTAssertEqual(core.engineStartedItem(1, at: 15, heardAt: now + 0.01, now: now + 0.2), [])
+        XCTAssertEqual(core.engineStartedItem(2, at: 0, heardAt: now + 1, now: now + 1).map(\.reason), [.trackChanged])
         XCTAssertEqual(core.currentItemID, 2)
         now += 1
     }
@@ -240,7 +240,7 @@ final class TransportTests: XCTestCase {
         XCTAssertEqual(core.engineReachedEndOfQueue(now: 1.1), [])
         XCTAssertEqual(core.state, .playing)
         XCTAssertEqual(core.currentItemID, 2)
-        XCTAssertEqual(core.engineStartedItem(2, at: 0, now: 1.2), [])
+        XCTAssertEqual(core.engineStartedItem(2, at: 0, heardAt: 1.01, now: 1.2), [])
         XCTAssertEqual(core.engineReachedEndOfQueue(now: 200).map(\.reason), [.stopped])
     }
 }
