@@ -37,6 +37,11 @@ def path(name):
     return os.path.join(DIR, name + ".flac")
 
 
+def tracks():
+    """The three tagged tracks, in order."""
+    return [path(f"track{n}") for n in (1, 2, 3)]
+
+
 def reference(name):
     """The whole of a cut signal as left-justified 32-bit samples."""
     return os.path.join(DIR, name + ".s32")

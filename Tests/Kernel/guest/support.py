@@ -216,6 +216,15 @@ class KernelTestCase(unittest.TestCase):
         self.daemons.append(d)
         return d
 
+    def playing(self, profile, paths, **options):
+        """A daemon with `paths` queued, playing."""
+        d = self.daemon(profile, **options)
+        d.wait_ready()
+        d.request("add", paths=paths)
+        d.request("play")
+        wait_until(lambda: d.status()["state"] == "playing", 10, what="playing")
+        return d
+
     def tearDown(self):
         for d in self.daemons:
             d.stop()

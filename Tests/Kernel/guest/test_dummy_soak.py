@@ -23,15 +23,15 @@ def cpu_seconds(pid):
     return (int(fields[11]) + int(fields[12])) / os.sysconf("SC_CLK_TCK")
 
 
-class DummySoakTests(support.KernelTestCase):
-    def test_ten_minutes_paced_without_underrun(self):
-        daemon = self.daemon("""
+PROFILE = """
 [output]
 device = "hw:CARD=Dummy,DEV=0"
-""")
-        daemon.wait_ready()
-        daemon.request("add", paths=[fixtures.path("soak")])
-        daemon.request("play")
+"""
+
+
+class DummySoakTests(support.KernelTestCase):
+    def test_ten_minutes_paced_without_underrun(self):
+        daemon = self.playing(PROFILE, [fixtures.path("soak")])
         support.wait_until(lambda: support.pcm_status("Dummy").get("state") == "RUNNING", 10,
                            what="the dummy card running")
         started = time.monotonic()
@@ -60,13 +60,7 @@ device = "hw:CARD=Dummy,DEV=0"
 
 class UnderrunTests(support.KernelTestCase):
     def test_underruns_are_recovered_counted_and_logged_at_most_once_a_second(self):
-        daemon = self.daemon("""
-[output]
-device = "hw:CARD=Dummy,DEV=0"
-""")
-        daemon.wait_ready()
-        daemon.request("add", paths=[fixtures.path("track1")])
-        daemon.request("play")
+        daemon = self.playing(PROFILE, [fixtures.path("track1")])
         support.wait_until(lambda: daemon.status()["elapsed"] > 1.0, 10, what="a second played")
         # Frozen longer than the device buffer (23 ms) six times in 1.2 s: the driver runs dry.
         for _ in range(6):

@@ -109,12 +109,8 @@ class GPIOTests(support.KernelTestCase):
             pull(offset, 0)
 
     def start(self, extra=""):
-        daemon = self.daemon(profile(extra))
-        daemon.wait_ready()
-        daemon.request("add", paths=[fixtures.path(f"track{n}") for n in (1, 2, 3)])
+        daemon = self.playing(profile(extra), fixtures.tracks())
         daemon.request("volume", percent=50)
-        daemon.request("play")
-        support.wait_until(lambda: daemon.status()["state"] == "playing", 10, what="playing")
         return daemon
 
     def click(self, offset):

@@ -91,12 +91,8 @@ class InputTests(support.KernelTestCase):
         self.path = self.keys.path
 
     def start(self, grab=False):
-        daemon = self.daemon(profile(self.path, grab))
-        daemon.wait_ready()
+        daemon = self.playing(profile(self.path, grab), fixtures.tracks())
         support.wait_until(lambda: f"input {self.path}: opened" in daemon.log(), 5, what="the device opened")
-        daemon.request("add", paths=[fixtures.path(f"track{n}") for n in (1, 2, 3)])
-        daemon.request("play")
-        support.wait_until(lambda: daemon.status()["state"] == "playing", 10, what="playing")
         return daemon
 
     def test_media_keys_autorepeat_mapped_key_and_reopen(self):

@@ -56,18 +56,14 @@ class UARTTests(support.KernelTestCase):
     def start(self, display):
         self.cable = Cable()
         self.addCleanup(self.cable.close)
-        daemon = self.daemon(f"""
+        return self.playing(f"""
 [output]
 device = "hw:CARD=Dummy,DEV=0"
 
 [display]
 port = "{PORT}"
 {display}
-""")
-        daemon.wait_ready()
-        daemon.request("add", paths=[fixtures.path(f"track{n}") for n in (1, 2, 3)])
-        daemon.request("play")
-        return daemon
+""", fixtures.tracks())
 
     def test_nextion_touch_updates_and_garbage(self):
         daemon = self.start("""driver = "nextion"
