@@ -23,6 +23,19 @@ final class DaemonBench {
 
     func path(_ name: String) -> String { bench.path(name) }
 
+    /// Seconds of audio the daemon wrote to `pacedsplitcapture` so far, over every file it
+    /// started (one per open of the device); the file plugin holds back at most a buffer.
+    func capturedSeconds() throws -> Double {
+        var frames = 0
+        var rate = 48000
+        for path in bench.alsa.splitCaptureFiles() {
+            let wav = try WAVFile(path: path)
+            frames += wav.frames
+            rate = wav.sampleRate
+        }
+        return Double(frames) / Double(rate)
+    }
+
     func fixture(_ name: String, _ fixture: FLACFixture) throws -> String { try bench.fixture(name, fixture) }
 
     /// `tonearm --socket … arguments`.

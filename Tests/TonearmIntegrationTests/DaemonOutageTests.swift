@@ -35,7 +35,7 @@ final class DaemonOutageTests: XCTestCase {
         XCTAssertEqual(down.string("output"), "device stopped responding, waiting for it", jsonText(down))
         XCTAssertTrue(down.object("device")?.string("error")?.contains("stopped responding (no period in") == true, jsonText(down))
         let frozen = down.double("elapsed") ?? -1
-        let before = try capturedSeconds(world)
+        let before = try world.capturedSeconds()
         XCTAssertEqual(frozen, before, accuracy: 0.2, "elapsed while down vs the audio that reached the device")
         sleepSeconds(max(0.5, 2.5 - (monotonicSeconds() - killed)))
         let stillDown = try world.status()
@@ -56,7 +56,7 @@ final class DaemonOutageTests: XCTestCase {
         XCTAssertEqual(back.string("state"), "playing")
         sleepSeconds(1.5)
         let playing = try world.status()
-        let played = try capturedSeconds(world)
+        let played = try world.capturedSeconds()
         let error = (playing.double("elapsed") ?? -1) - played
         print("outage: noticed after \(String(format: "%.2f", noticed)) s, down \(String(format: "%.2f", downFor)) s; "
             + "elapsed at the loss \(String(format: "%.3f", frozen)) s vs captured \(String(format: "%.3f", before)) s; "
@@ -107,7 +107,7 @@ final class DaemonOutageTests: XCTestCase {
         }
         sleepSeconds(max(0, started + 2 - monotonicSeconds()))
         let playing = try world.status()
-        let played = try capturedSeconds(world)
+        let played = try world.capturedSeconds()
         let error = (playing.double("elapsed") ?? -1) - played
         print("late device: elapsed − captured = \(String(format: "%+.3f", error)) s")
         XCTAssertEqual(error, 0, accuracy: 0.2, "elapsed vs the audio that reached the device: \(jsonText(playing))")
@@ -116,18 +116,5 @@ final class DaemonOutageTests: XCTestCase {
         XCTAssertTrue(lines.contains { $0.contains("cannot open ALSA PCM 'pacedsplitcapture'") }, daemonReport(world.daemon))
         XCTAssertTrue(lines.contains { $0.contains("ALSA PCM 'pacedsplitcapture' is back") }, daemonReport(world.daemon))
         XCTAssertEqual(world.daemon.terminate()?.status, 0, daemonReport(world.daemon))
-    }
-
-    /// Seconds of audio the daemon wrote to `pacedsplitcapture` so far, over every file it
-    /// started (one per open of the device); the file plugin holds back at most a buffer.
-    private func capturedSeconds(_ world: DaemonBench) throws -> Double {
-        var frames = 0
-        var rate = 48000
-        for path in world.bench.alsa.splitCaptureFiles() {
-            let wav = try WAVFile(path: path)
-            frames += wav.frames
-            rate = wav.sampleRate
-        }
-        return Double(frames) / Double(rate)
     }
 }
