@@ -102,8 +102,10 @@ class QMP:
 
 
 class Guest:
-    def __init__(self, args, module, filters, shell=False):
+    def __init__(self, args, module, filters, shell=False, estimate=0):
         self.args = args
+        # A guest that takes twice what its module expects (and two minutes more) is stuck.
+        self.timeout = 2 * estimate + 120
         self.module = module
         self.filters = filters
         self.shell = shell
@@ -187,7 +189,7 @@ class Guest:
         threading.Thread(target=self.relay_uart, args=(uart,), daemon=True).start()
         if console:
             threading.Thread(target=self.print_console, args=(console, started), daemon=True).start()
-        limit = None if self.shell else self.args.timeout
+        limit = None if self.shell else self.timeout
         try:
             qemu.wait(timeout=limit)
         except subprocess.TimeoutExpired:
@@ -306,7 +308,7 @@ def discover(filters):
         if any(not filters or any(f in i for f in filters) for i in ids):
             estimate = getattr(sys.modules[module], "GUEST_SECONDS", 60)
             chosen.append((estimate, module))
-    return [m for _, m in sorted(chosen, reverse=True)]
+    return sorted(chosen, reverse=True)
 
 
 def main():
@@ -316,7 +318,6 @@ def main():
     parser.add_argument("--shell", action="store_true")
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--keep", action="store_true")
-    parser.add_argument("--timeout", type=int, default=1500, help="seconds a guest may take")
     parser.add_argument("filters", nargs="*")
     args = parser.parse_args()
 
@@ -328,7 +329,8 @@ def main():
         status, _ = Guest(args, None, [], shell=True).run()
         return status
 
-    modules = discover(args.filters)
+    estimates = dict((m, e) for e, m in discover(args.filters))
+    modules = list(estimates)
     if not modules:
         print(f"test-kernel: no test matches {' '.join(args.filters)}", file=sys.stderr)
         return 2
@@ -336,7 +338,7 @@ def main():
           f"{len(modules)} guest(s), {args.jobs} at a time: {', '.join(modules)}", flush=True)
     started = time.monotonic()
     with concurrent.futures.ThreadPoolExecutor(max_workers=max(1, args.jobs)) as pool:
-        results = dict(zip(modules, pool.map(lambda m: Guest(args, m, args.filters).run(), modules)))
+        results = dict(zip(modules, pool.map(lambda m: Guest(args, m, args.filters, estimate=estimates[m]).run(), modules)))
     passed = failed = 0
     for module in modules:
         out = os.path.join(TOP, ".build-kernel", "runs", module)
