@@ -3,6 +3,7 @@ configfs with named lines and driven by writing pulls in sysfs, as a finger on a
 The daemon's board profile names the chip by label and by name, lines by name and by offset."""
 
 import os
+import signal
 import time
 
 import fixtures
@@ -191,6 +192,23 @@ class GPIOTests(support.KernelTestCase):
         support.wait_until(lambda: daemon.request("sessions")["muted"], 5, what="mute on")
         pull(MUTE, 1)
         support.wait_until(lambda: not daemon.request("sessions")["muted"], 5, what="mute off")
+
+    def test_edges_are_timed_by_the_kernel_not_by_when_they_are_read(self):
+        # A 0.3 s press made while the daemon is frozen and read 0.7 s after its release: by
+        # the kernel's timestamps a short press (toggle), by the time of reading a long one
+        # (stop), or a bounce (nothing).
+        daemon = self.start()
+        time.sleep(0.3)
+        daemon.process.send_signal(signal.SIGSTOP)
+        try:
+            pull(PLAY, 0)
+            time.sleep(0.3)
+            pull(PLAY, 1)
+            time.sleep(0.7)
+        finally:
+            daemon.process.send_signal(signal.SIGCONT)
+        support.wait_until(lambda: daemon.status()["state"] != "playing", 5, what="the press to act")
+        self.assertEqual(daemon.status()["state"], "paused")
 
     def test_a_missing_line_is_left_out_and_named(self):
         daemon = self.start(extra="""
