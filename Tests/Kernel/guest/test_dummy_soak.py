@@ -83,3 +83,23 @@ class UnderrunTests(support.KernelTestCase):
         time.sleep(1.0)
         self.assertAlmostEqual(daemon.status()["elapsed"] - before, 1.0, delta=0.1, msg="not playing on")
         support.measure(f"snd-dummy frozen 6 × 0.1 s: {total} underruns recovered, {len(lines)} log lines")
+
+
+class NegotiationTests(support.KernelTestCase):
+    def test_a_buffer_larger_than_the_driver_allows_is_cut_to_its_limit(self):
+        # snd-dummy's buffer holds 64 KiB: 16384 frames of 16-bit stereo, not the 24000 asked.
+        daemon = self.playing(PROFILE + "period_frames = 6000\nbuffer_frames = 24000\n", fixtures.tracks())
+        time.sleep(3.0)
+        status = daemon.status()
+        device = status["device"]
+        self.assertEqual((device["periodFrames"], device["bufferFrames"]), (6000, 16384))
+        self.assertEqual((device["underruns"], device["losses"], status["output"]), (0, 0, "ok"))
+        played = int(support.pcm_status("Dummy")["hw_ptr"]) / device["rate"]
+        period = device["periodFrames"] / device["rate"]
+        error = status["elapsed"] - played
+        # Where the output thread sleeps a whole period between writes, what it knows of the
+        # device is a period old at most.
+        self.assertLess(abs(error), period + 0.02, f"elapsed {status['elapsed']:.3f} s, the driver consumed {played:.3f} s")
+        support.measure(f"snd-dummy asked 6000/24000 frames, negotiated {device['periodFrames']}/"
+                        f"{device['bufferFrames']}: no underrun, elapsed − hw_ptr {error * 1000:+.0f} ms "
+                        f"(a period is {period * 1000:.0f} ms)")
