@@ -48,7 +48,8 @@ def main():
                     module.setUpModule()
         return 0
     module, filters = sys.argv[1], sys.argv[2:]
-    print(f"guest: Linux {os.uname().release}, booted in {BOOT:.1f} s; running {module}", flush=True)
+    print(f"guest: Linux {os.uname().release}, {os.cpu_count()} CPU(s), booted in {BOOT:.1f} s; running {module}",
+          flush=True)
     suite = unittest.TestSuite(selected(unittest.TestLoader().loadTestsFromName(module), filters))
     runner = unittest.TextTestRunner(stream=sys.stdout, verbosity=2, resultclass=Result)
     result = runner.run(suite)
