@@ -344,8 +344,9 @@ def main():
         print(f"test-kernel: no test matches {' '.join(args.filters)}", file=sys.stderr)
         return 2
     print(f"kernel suite: Linux {args.kernel_version} under QEMU (TCG), "
-          f"{len(modules)} guest(s), {args.jobs} at a time: {', '.join(shared)}"
-          + (f"; then alone: {', '.join(alone)}" if alone else ""), flush=True)
+          f"{len(modules)} guest(s): "
+          + "; then ".join(filter(None, [shared and f"{', '.join(shared)} ({args.jobs} at a time)",
+                                         alone and f"{', '.join(alone)} alone"])), flush=True)
     started = time.monotonic()
     def run(module):
         return Guest(args, module, args.filters, estimate=estimates[module], cpus=cpus[module]).run()
