@@ -191,7 +191,7 @@ class Guest:
         threading.Thread(target=self.serve_rig, args=(rig,), daemon=True).start()
         threading.Thread(target=self.relay_uart, args=(uart,), daemon=True).start()
         if console:
-            threading.Thread(target=self.print_console, args=(console, started), daemon=True).start()
+            threading.Thread(target=self.print_console, args=(console,), daemon=True).start()
         limit = None if self.shell else self.timeout
         try:
             qemu.wait(timeout=limit)
@@ -218,7 +218,7 @@ class Guest:
         except OSError:
             return ""
 
-    def print_console(self, console, started):
+    def print_console(self, console):
         log = open(os.path.join(self.out, "console.log"), "w")
         pending = b""
         while True:
@@ -293,22 +293,14 @@ class Guest:
 
 def discover(filters):
     """Test modules with at least one test whose id contains a filter word."""
+    from run import selected  # the guest's own selection
     loader = unittest.TestLoader()
     chosen = []
     for name in sorted(os.listdir(GUEST)):
         if not re.fullmatch(r"test_\w+\.py", name):
             continue
         module = name[:-3]
-        ids = []
-
-        def walk(suite):
-            for item in suite:
-                if isinstance(item, unittest.TestSuite):
-                    walk(item)
-                else:
-                    ids.append(item.id())
-        walk(loader.loadTestsFromName(module))
-        if any(not filters or any(f in i for f in filters) for i in ids):
+        if any(selected(loader.loadTestsFromName(module), filters)):
             estimate = getattr(sys.modules[module], "GUEST_SECONDS", 60)
             chosen.append((estimate, module, getattr(sys.modules[module], "GUEST_CPUS", 1)))
     return sorted(chosen, reverse=True)
