@@ -17,6 +17,9 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
+        .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
+        .package(url: "https://github.com/apple/swift-nio-extras", from: "1.25.0"),
+        .package(url: "https://github.com/apple/swift-system", from: "1.4.0"),
     ],
     targets: [
         systemLibrary("CALSA", pkgConfig: "alsa", apt: "libasound2-dev"),
@@ -25,7 +28,7 @@ let package = Package(
         systemLibrary("CSoxr", pkgConfig: "soxr", apt: "libsoxr-dev"),
 
         // Threads, wake-ups, real-time priority and memory locks: POSIX wrapped once.
-        .target(name: "TonearmSystem"),
+        .target(name: "TonearmSystem", dependencies: [.product(name: "SystemPackage", package: "swift-system")]),
         // Pure audio building blocks: formats, the SPSC ring, sample conversion, the mixer.
         .target(name: "TonearmAudio"),
         // libFLAC: metadata and decoding.
@@ -54,8 +57,18 @@ let package = Package(
         .target(name: "TonearmSession"),
         // Pure player logic: queue, transport, remote command center, Now Playing. No I/O.
         .target(name: "TonearmPlayer"),
-        // The control socket: a Unix-domain JSON-lines server and client.
+        // The control socket's JSON-lines protocol: requests, replies, the client.
         .target(name: "TonearmControl", dependencies: ["TonearmJSON", "TonearmSystem"]),
+        // The one network edge: every socket the daemon serves, on one SwiftNIO event loop.
+        .target(
+            name: "TonearmNetwork",
+            dependencies: [
+                "TonearmControl", "TonearmJSON", "TonearmSystem",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOExtras", package: "swift-nio-extras"),
+            ]
+        ),
         // Board profiles: a TOML reader and the daemon's typed configuration.
         .target(name: "TonearmConfig", dependencies: ["TonearmSession", "TonearmBoard"]),
         // Music on disk: directory scans in album order, confinement to the music directory,
@@ -74,7 +87,7 @@ let package = Package(
         .target(
             name: "TonearmDaemon",
             dependencies: [
-                "TonearmPlayer", "TonearmPlayback", "TonearmALSA", "TonearmAudio", "TonearmControl", "TonearmLibrary",
+                "TonearmPlayer", "TonearmPlayback", "TonearmALSA", "TonearmAudio", "TonearmControl", "TonearmNetwork", "TonearmLibrary",
                 "TonearmJSON", "TonearmConfig", "TonearmSystem", "TonearmSession", "TonearmBoard", "TonearmGPIO",
                 "TonearmInput", "TonearmSerial",
                 .product(name: "Logging", package: "swift-log"),
@@ -107,6 +120,14 @@ let package = Package(
         .testTarget(name: "TonearmConfigTests", dependencies: ["TonearmConfig"]),
         .testTarget(name: "TonearmSessionTests", dependencies: ["TonearmSession"]),
         .testTarget(name: "TonearmControlTests", dependencies: ["TonearmControl", "TonearmJSON"]),
+        .testTarget(
+            name: "TonearmNetworkTests",
+            dependencies: [
+                "TonearmNetwork", "TonearmControl", "TonearmJSON",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+            ]
+        ),
         .testTarget(name: "TonearmLibraryTests", dependencies: ["TonearmLibrary", "TestSupport"]),
         .testTarget(name: "TonearmIntegrationTests", dependencies: ["TestSupport"]),
         .target(name: "TestSupport", dependencies: ["CFLAC"], path: "Tests/TestSupport"),
