@@ -57,6 +57,9 @@ let package = Package(
         .target(name: "TonearmSession"),
         // Pure player logic: queue, transport, remote command center, Now Playing. No I/O.
         .target(name: "TonearmPlayer"),
+        // The one vocabulary every client speaks: typed commands and results, the published
+        // state, changes by subsystem, the plug-in protocol. No I/O.
+        .target(name: "TonearmControlPlane", dependencies: ["TonearmPlayer", "TonearmSession"]),
         // The control socket's JSON-lines protocol: requests, replies, the client.
         .target(name: "TonearmControl", dependencies: ["TonearmJSON", "TonearmSystem"]),
         // The one network edge: every socket the daemon serves, on one SwiftNIO event loop.
@@ -119,6 +122,7 @@ let package = Package(
         .testTarget(name: "TonearmPlayerTests", dependencies: ["TonearmPlayer"]),
         .testTarget(name: "TonearmConfigTests", dependencies: ["TonearmConfig"]),
         .testTarget(name: "TonearmSessionTests", dependencies: ["TonearmSession"]),
+        .testTarget(name: "TonearmControlPlaneTests", dependencies: ["TonearmControlPlane", "TonearmPlayer", "TonearmSession"]),
         .testTarget(name: "TonearmControlTests", dependencies: ["TonearmControl", "TonearmJSON"]),
         .testTarget(
             name: "TonearmNetworkTests",

@@ -1,0 +1,177 @@
+import TonearmPlayer
+import TonearmSession
+
+/// Every command a client can send, whatever it is: the JSON-lines socket, a button, a knob, a
+/// steering-wheel key, a serial display, and next MPD, MPRIS and the web page. One vocabulary:
+/// a source turns what it receives into a `Command`, sends it through `ControlPlane.send`, and
+/// gets a `CommandResult`.
+public enum Command: Sendable, Equatable {
+    /// A remote command (the seeds' command center). It goes to the Now Playing owner: the
+    /// built-in player, or a client's session, whose client is told (`Notice.remoteCommand`).
+    /// `changeRepeatMode` without a mode steps off → all → one; `changeShuffleMode` without
+    /// `shuffle` toggles: a button has no menu.
+    case remote(CommandRequest)
+    case volume(VolumeChange)
+    case mute(MuteChange)
+    /// The ignition-sense line: off pauses and saves, on plays again what off paused.
+    case ignition(on: Bool)
+    case queue(QueueEdit)
+    /// The picture of an artwork id, as `Artwork.id` names it.
+    case artwork(id: String)
+    /// An audio session of the sending client (its `CommandSource.client`).
+    case session(SessionCommand)
+}
+
+public enum VolumeChange: Sendable, Equatable {
+    /// Percent, 0…100.
+    case set(Double)
+    /// ± percent, clamped to 0…100.
+    case step(Double)
+}
+
+public enum MuteChange: Sendable, Equatable {
+    case on, off, toggle
+}
+
+/// Queue edits. Items are named by their stable id (`QueueItem.id`), positions are 0-based.
+public enum QueueEdit: Sendable, Equatable {
+    /// Files or directories (in album order), at the end or before `position`.
+    case add(paths: [String], at: Int?)
+    case remove(itemIDs: [Int])
+    case move(itemID: Int, to: Int)
+    case clear
+}
+
+/// What a client does with its own audio sessions (the AVAudioSession calls).
+public enum SessionCommand: Sendable, Equatable {
+    case open(SessionSetup, remoteCommands: Bool)
+    case setCategory(SessionID, SessionSetup)
+    case activate(SessionID)
+    case deactivate(SessionID, notifyOthers: Bool)
+    case close(SessionID)
+    /// A FLAC file into the session.
+    case playFile(SessionID, path: String)
+    /// Raw PCM into the session, then `write`s and `end`.
+    case playPCM(SessionID, StreamFormatSpec)
+    /// Left-justified Int32 samples, whole frames.
+    case write(SessionID, samples: [Int32])
+    case end(SessionID)
+    case stop(SessionID)
+}
+
+/// A session's category, mode and options, as a client asks for them.
+public struct SessionSetup: Sendable, Equatable {
+    public var category: SessionCategory
+    public var mode: SessionMode
+    public var options: SessionOptions
+
+    public init(category: SessionCategory = .soloAmbient, mode: SessionMode = .default, options: SessionOptions = []) {
+        self.category = category
+        self.mode = mode
+        self.options = options
+    }
+}
+
+/// Raw PCM as a client streams it: signed little-endian, interleaved.
+public struct StreamFormatSpec: Sendable, Equatable, CustomStringConvertible {
+    public var sampleRate: Int
+    public var channels: Int
+    public var bitsPerSample: Int
+
+    public init(sampleRate: Int, channels: Int, bitsPerSample: Int) {
+        self.sampleRate = sampleRate
+        self.channels = channels
+        self.bitsPerSample = bitsPerSample
+    }
+
+    public var description: String { "\(sampleRate) Hz, \(channels) ch, \(bitsPerSample)-bit" }
+}
+
+/// Who sent a command: for logs, and for session ownership.
+public struct CommandSource: Sendable, Equatable, CustomStringConvertible {
+    /// "socket", "button next (gpiochip0 line 17)", "input /dev/input/event3", "display".
+    public var name: String
+    /// The client whose sessions `Command.session` acts on; nil for a source that has none
+    /// (a button).
+    public var client: ClientID?
+
+    public init(_ name: String, client: ClientID? = nil) {
+        self.name = name
+        self.client = client
+    }
+
+    public var description: String { name }
+}
+
+/// The answer to a command: the command center's status, and what the command produced.
+public struct CommandResult: Sendable, Equatable {
+    public var status: CommandStatus
+    /// A remote command that went to a client's session (the Now Playing owner).
+    public var forwardedTo: SessionID?
+    public var payload: Payload
+    /// Why a command that could not be carried out failed, for the client to show.
+    public var failure: CommandFailure?
+
+    public init(status: CommandStatus, forwardedTo: SessionID? = nil, payload: Payload = .none, failure: CommandFailure? = nil) {
+        self.status = status
+        self.forwardedTo = forwardedTo
+        self.payload = payload
+        self.failure = failure
+    }
+
+    public static func failed(_ code: CommandFailure.Code, _ message: String) -> CommandResult {
+        CommandResult(status: .commandFailed, failure: CommandFailure(code, message))
+    }
+
+    public enum Payload: Sendable, Equatable {
+        case none
+        /// Queue edits: what the queue holds after.
+        case queueCount(Int)
+        /// `add`: how many were added, what was skipped and why, the new queue length.
+        case added(count: Int, skipped: [SkippedPath], queueCount: Int)
+        case muted(Bool)
+        case artwork(id: String, mimeType: String, bytes: [UInt8])
+        /// A session command: the session after it.
+        case session(SessionReport)
+        case sessionClosed(SessionID)
+        /// `write`: frames taken, and frames waiting to be played.
+        case accepted(frames: Int, backlogFrames: Int)
+    }
+}
+
+public struct SkippedPath: Sendable, Equatable {
+    public var path: String
+    public var reason: String
+
+    public init(path: String, reason: String) {
+        self.path = path
+        self.reason = reason
+    }
+}
+
+/// A command that failed, with a code a protocol can map and a message that names what failed.
+public struct CommandFailure: Error, Sendable, Equatable, CustomStringConvertible {
+    public enum Code: String, Sendable {
+        /// An argument is missing or out of range, or the rules refuse it.
+        case badArgument
+        case notFound
+        /// Outside the music directory.
+        case forbidden
+        case notPlayable
+        case unavailable
+        /// Every stream slot plays, or a stream's backlog is full: try again shortly.
+        case busy
+        /// The session has no raw PCM stream open.
+        case notStreaming
+    }
+
+    public var code: Code
+    public var message: String
+
+    public init(_ code: Code, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    public var description: String { message }
+}

@@ -1,0 +1,135 @@
+import TonearmPlayer
+import TonearmSession
+
+/// What every client sees: one consistent snapshot of the daemon, read with
+/// `ControlPlane.snapshot()` after a change of the subsystems the client follows.
+public struct ControlState: Sendable, Equatable {
+    public var transport: TransportState = .stopped
+    /// The Now Playing dictionary; `elapsed(at:)` extrapolates it (nothing is published on a
+    /// timer).
+    public var nowPlaying = NowPlayingInfo()
+    public var queue = QueueState()
+    /// Percent.
+    public var volume: Double = 100
+    /// The mute input: silences ambient and soloAmbient sessions.
+    public var muted = false
+    public var repeatMode: RepeatMode = .off
+    public var shuffle = false
+    /// The remote command center's enabled flags.
+    public var enabledCommands: [RemoteCommand: Bool] = [:]
+    /// Whether the player may own Now Playing, and why.
+    public var eligibility = Eligibility(eligible: false, reason: "")
+    public var sessions = SessionsState()
+    public var output = OutputState()
+    public var library = LibraryState()
+
+    public init() {}
+
+    /// Whether `name` would be carried out now: the remote commands by the command center,
+    /// volume, mute and ignition always.
+    public func isEnabled(_ name: CommandName) -> Bool {
+        guard let remote = name.remote else { return true }
+        return enabledCommands[remote] ?? false
+    }
+}
+
+/// The queue as clients see it. `version` changes on every change of the queue (an item added,
+/// removed, moved, its metadata changed, the queue cleared or restored), and item ids stay the
+/// same across moves: what the MPD protocol's playlist version, song ids and `plchanges` need.
+public struct QueueState: Sendable, Equatable {
+    public var version = 0
+    public var items: [QueueItem] = []
+    public var currentItemID: Int?
+    /// In play order (the shuffle order when shuffle is on).
+    public var currentIndex: Int?
+
+    public init(version: Int = 0, items: [QueueItem] = [], currentItemID: Int? = nil, currentIndex: Int? = nil) {
+        self.version = version
+        self.items = items
+        self.currentItemID = currentItemID
+        self.currentIndex = currentIndex
+    }
+}
+
+public struct Eligibility: Sendable, Equatable {
+    public var eligible: Bool
+    public var reason: String
+
+    public init(eligible: Bool, reason: String) {
+        self.eligible = eligible
+        self.reason = reason
+    }
+}
+
+/// The audio sessions: the player's (session 1, owned by the player) and the clients'.
+public struct SessionsState: Sendable, Equatable {
+    public var muted = false
+    public var nowPlayingOwner: SessionID?
+    public var sessions: [SessionReport] = []
+
+    public init(muted: Bool = false, nowPlayingOwner: SessionID? = nil, sessions: [SessionReport] = []) {
+        self.muted = muted
+        self.nowPlayingOwner = nowPlayingOwner
+        self.sessions = sessions
+    }
+
+    /// The built-in player's session.
+    public static let playerSession: SessionID = 1
+    /// The built-in player as a session owner; clients are numbered from 1.
+    public static let playerOwner: ClientID = 0
+
+    public func session(_ id: SessionID) -> SessionReport? { sessions.first { $0.state.id == id } }
+}
+
+/// One session: what the policy says of it, and what its output does now.
+public struct SessionReport: Sendable, Equatable {
+    public var state: SessionState
+    public var output: OutputGain
+    /// The gain applied to its output now (ramps included).
+    public var gain: Float
+    /// "player", "file", "pcm 48000 Hz, 2 ch, 16-bit", or nil when nothing plays in it.
+    public var stream: String?
+    public var ownsNowPlaying: Bool
+
+    public init(state: SessionState, output: OutputGain, gain: Float, stream: String?, ownsNowPlaying: Bool) {
+        self.state = state
+        self.output = output
+        self.gain = gain
+        self.stream = stream
+        self.ownsNowPlaying = ownsNowPlaying
+    }
+}
+
+/// The output device: whether what plays is heard, and how the device is set up.
+public struct OutputState: Sendable, Equatable {
+    public enum DeviceState: String, Sendable { case closed, open, lost, unavailable }
+
+    public var device = ""
+    public var state: DeviceState = .closed
+    /// "ok" while what plays is heard; otherwise what the output waits for ("device lost,
+    /// waiting for it", "device stopped responding, waiting for it", "waiting for the device",
+    /// "device back, starting").
+    public var heard = "ok"
+    /// What happened to it ("ALSA PCM 'hw:X' lost: No such device"); nil while it is fine.
+    public var error: String?
+    public var sampleFormat: String?
+    public var sampleRate: Int?
+    public var channels: Int?
+    public var periodFrames: Int?
+    public var bufferFrames: Int?
+    public var underruns = 0
+    public var losses = 0
+    public var reopenIntervalMilliseconds = 0
+
+    public init() {}
+}
+
+/// The music the daemon may play.
+public struct LibraryState: Sendable, Equatable {
+    /// Only files inside it may be queued; nil when any file may.
+    public var musicDirectory: String?
+
+    public init(musicDirectory: String? = nil) {
+        self.musicDirectory = musicDirectory
+    }
+}
