@@ -59,7 +59,7 @@ let package = Package(
         .target(name: "TonearmPlayer"),
         // The one vocabulary every client speaks: typed commands and results, the published
         // state, changes by subsystem, the plug-in protocol. No I/O.
-        .target(name: "TonearmControlPlane", dependencies: ["TonearmPlayer", "TonearmSession"]),
+        .target(name: "TonearmControlPlane", dependencies: ["TonearmAudio", "TonearmPlayer", "TonearmSession"]),
         // The control socket's JSON-lines protocol: requests, replies, the client.
         .target(name: "TonearmControl", dependencies: ["TonearmJSON", "TonearmSystem"]),
         // The one network edge: every socket the daemon serves, on one SwiftNIO event loop.

@@ -1,3 +1,4 @@
+import TonearmAudio
 import TonearmPlayer
 import TonearmSession
 
@@ -52,7 +53,7 @@ public enum SessionCommand: Sendable, Equatable {
     /// A FLAC file into the session.
     case playFile(SessionID, path: String)
     /// Raw PCM into the session, then `write`s and `end`.
-    case playPCM(SessionID, StreamFormatSpec)
+    case playPCM(SessionID, StreamFormat)
     /// Left-justified Int32 samples, whole frames.
     case write(SessionID, samples: [Int32])
     case end(SessionID)
@@ -70,21 +71,6 @@ public struct SessionSetup: Sendable, Equatable {
         self.mode = mode
         self.options = options
     }
-}
-
-/// Raw PCM as a client streams it: signed little-endian, interleaved.
-public struct StreamFormatSpec: Sendable, Equatable, CustomStringConvertible {
-    public var sampleRate: Int
-    public var channels: Int
-    public var bitsPerSample: Int
-
-    public init(sampleRate: Int, channels: Int, bitsPerSample: Int) {
-        self.sampleRate = sampleRate
-        self.channels = channels
-        self.bitsPerSample = bitsPerSample
-    }
-
-    public var description: String { "\(sampleRate) Hz, \(channels) ch, \(bitsPerSample)-bit" }
 }
 
 /// Who sent a command: for logs, and for session ownership.
