@@ -86,21 +86,28 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
-        // The daemon's parts held together: player core, engine, state, control socket.
+        // The JSON-lines control socket as a plug-in of the control plane.
+        .target(
+            name: "TonearmControlSocket",
+            dependencies: ["TonearmControlPlane", "TonearmControl", "TonearmJSON", "TonearmAudio", "TonearmPlayer", "TonearmSession", "TonearmSystem"]
+        ),
+        // The daemon: the control plane's implementation (player core, sessions, engine, saved
+        // state), the plug-in registry and the services.
         .target(
             name: "TonearmDaemon",
             dependencies: [
-                "TonearmPlayer", "TonearmPlayback", "TonearmALSA", "TonearmAudio", "TonearmControl", "TonearmNetwork", "TonearmLibrary",
+                "TonearmPlayer", "TonearmPlayback", "TonearmALSA", "TonearmAudio", "TonearmControlPlane", "TonearmControlSocket", "TonearmNetwork", "TonearmLibrary",
                 "TonearmJSON", "TonearmConfig", "TonearmSystem", "TonearmSession", "TonearmBoard", "TonearmGPIO",
                 "TonearmInput", "TonearmSerial",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+                .product(name: "NIOCore", package: "swift-nio"),
             ]
         ),
         .executableTarget(
             name: "tonearmd",
             dependencies: [
-                "TonearmDaemon", "TonearmConfig",
+                "TonearmDaemon", "TonearmConfig", "TonearmControlPlane", "TonearmNetwork",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),

@@ -54,8 +54,8 @@ public enum SessionCommand: Sendable, Equatable {
     case playFile(SessionID, path: String)
     /// Raw PCM into the session, then `write`s and `end`.
     case playPCM(SessionID, StreamFormat)
-    /// Left-justified Int32 samples, whole frames.
-    case write(SessionID, samples: [Int32])
+    /// Raw PCM bytes in the stream's format (signed little-endian, interleaved), whole frames.
+    case write(SessionID, bytes: [UInt8])
     case end(SessionID)
     case stop(SessionID)
 }

@@ -1,4 +1,4 @@
-import Logging
+import TonearmControlPlane
 import TonearmBoard
 import TonearmConfig
 import TonearmGPIO
@@ -17,7 +17,12 @@ public enum BoardSetup {
         _ = try displaySettings(profile)
     }
 
-    static func plugIns(for profile: DaemonConfig, log: Logger) throws -> BoardPlugIns {
+    static func plugIns(for profile: DaemonConfig) throws -> [any PlugIn] {
+        let board = try boardPlugIns(for: profile)
+        return board.sources.map { BoardSourcePlugIn(source: $0) } + board.displays.map { BoardDisplayPlugIn(display: $0) }
+    }
+
+    static func boardPlugIns(for profile: DaemonConfig) throws -> BoardPlugIns {
         var plugIns = BoardPlugIns()
         let controls = gpioControls(profile)
         if !controls.isEmpty {

@@ -1,11 +1,11 @@
 import Logging
 import Synchronization
 import TonearmALSA
-import TonearmControl
-import TonearmJSON
+import TonearmControlPlane
 import TonearmLibrary
 import TonearmPlayback
 import TonearmPlayer
+import TonearmSession
 import TonearmSystem
 
 /// What follows each queue item, kept where the decoder thread can read it without waiting
@@ -26,13 +26,15 @@ final class UpcomingTable: Sendable {
     func after(_ id: Int) -> EngineItem? { next.withLock { $0[id] } }
 }
 
-/// The daemon: the player core (queue, transport, commands, Now Playing), the audio engine,
-/// the saved state and the control socket, held together by one actor.
+/// The daemon: the player core (queue, transport, commands, Now Playing), the audio sessions,
+/// the audio engine and the saved state, held together by one actor that is the control plane
+/// every plug-in talks to (`PlayerDaemon+ControlPlane.swift`).
 ///
-/// Every command source goes through `perform`, which asks the core (the remote command
-/// center) and applies its engine actions and Now Playing publications. Publications go out
-/// only when the core makes one — on start, pause, seek, track change and the like — never on
-/// a timer; clients extrapolate `elapsed` from `rate` and `timestamp`.
+/// Nothing here runs on a timer while nothing happens: commands come from plug-ins, engine
+/// reports ring a doorbell (`engineAnnounced`), and the only timers are the periodic save
+/// while playing and the steps of a held seek (`Timers.swift`). Publications go out only when
+/// the core makes one — on start, pause, seek, track change and the like; clients extrapolate
+/// `elapsed` from `rate` and `timestamp`.
 public actor PlayerDaemon {
     public let settings: DaemonSettings
     let logger: Logger
@@ -40,9 +42,11 @@ public actor PlayerDaemon {
     let engine: PlaybackEngine
     let store: StateStore
     let upcoming: UpcomingTable
-    var server: ControlServer?
+    /// Where every change goes; plug-ins subscribe to it.
+    let feed = ChangeFeed()
+    let clients = Atomic<Int>(1)
 
-    /// Where each artwork id's bytes come from, for `artwork` requests.
+    /// Where each artwork id's bytes come from, for `artwork` commands.
     var artworkSources: [String: ArtworkSource] = [:]
     /// Scanning (seekForward/seekBackward held, `core.scanRate`): when the last step was taken.
     var lastScanStep: Double = 0
@@ -51,18 +55,19 @@ public actor PlayerDaemon {
     /// describe audio queued before it (a late start of the previous play, a gapless step that
     /// a seek abandoned) and are not passed to the core.
     var latestRequest = 0
-    var lastPublishedCommands: [RemoteCommand: Bool] = [:]
-    var lastPublishedState: TransportState?
-    var shuttingDown = false
     /// The audio sessions: the player's and the clients'.
     var book = SessionBook()
-    /// The board's buttons, knobs, keys and displays.
-    var board: BoardPlugIns
+    /// The ignition went off while playing: it plays again when the ignition comes back.
+    var pausedByIgnition = false
     var underrunLog: UnderrunLog
+    /// What has changed since the last `flush()`, and what subscribers last saw.
+    var changes = PendingChanges()
+    var timer: Task<Void, Never>?
+    var timerDeadline: Double?
+    var started = false
 
-    /// Fails when the state directory is unusable or a board control marked `required` is
-    /// missing; the error says which.
-    public init(settings: DaemonSettings, logger: Logger) throws {
+    /// Fails when the state directory is unusable; the error says which.
+    public init(settings: DaemonSettings, logger: Logger, notify: @escaping @Sendable () -> Void = {}) throws {
         self.settings = settings
         self.logger = logger
         var core = PlayerCore(preferredSkipInterval: settings.skipForwardSeconds,
@@ -74,50 +79,31 @@ public actor PlayerDaemon {
         upcoming = table
         var playback = settings.playback
         playback.volumePercent = settings.mixerControl == nil ? settings.initialVolume : 100
-        engine = PlaybackEngine(options: playback) { table.after($0) }
+        engine = PlaybackEngine(options: playback, upcoming: { table.after($0) }, notify: notify)
         underrunLog = UnderrunLog(device: playback.device)
-        board = try BoardSetup.plugIns(for: settings.profile, log: logger)
     }
 
     static func now() -> Double { monotonicSeconds() }
 
     // MARK: Life cycle
 
-    /// Restores the saved state, opens the control socket and runs until `shutdown()`.
-    public func run(isShuttingDown: @Sendable () -> Bool) async throws {
+    /// Starts the engine, opens the player's session and restores the saved state.
+    public func start() {
+        guard !started else { return }
+        started = true
         engine.start()
         openPlayerSession()
         restore()
-        var options = ControlServerOptions(path: settings.socketPath, topics: PlayerDaemon.topics)
-        let log = logger
-        options.log = { log.warning("\($0)") }
-        options.clientDisconnected = { [weak self] client in
-            guard let self else { return }
-            Task { await self.clientDisconnected(client) }
-        }
-        let server = try ControlServer(options: options) { [weak self] request, reply in
-            guard let self else { return }
-            Task { await self.answer(request, reply) }
-        }
-        self.server = server
-        server.start()
-        startBoard()
         logger.info("tonearmd ready", metadata: [
             "socket": "\(settings.socketPath)", "device": "\(settings.playback.device)",
             "state": "\(settings.stateDirectory)", "music": "\(settings.musicDirectory ?? "(any)")",
         ])
-        while !isShuttingDown() && !Task.isCancelled {
-            tick()
-            // A session's stream ending is noticed here; its owner waits for that to go on
-            // (an announcement deactivates and the music comes back), so look more often then.
-            try? await Task.sleep(for: .milliseconds(book.streams.isEmpty ? 50 : 10))
-        }
-        await stopGracefully()
+        flush()
     }
 
-    /// SIGTERM/SIGINT: fade out (at most 50 ms), save, close the socket, stop the engine.
-    func stopGracefully() async {
-        stopBoard()
+    /// SIGTERM/SIGINT: fade out (at most 50 ms), save, stop the engine, end every subscription.
+    public func stop() async {
+        timer?.cancel()
         if core.state == .playing {
             engine.pause()
             let deadline = Self.now() + 0.05
@@ -126,33 +112,19 @@ public actor PlayerDaemon {
             }
         }
         save()
-        server?.stop()
-        server = nil
         engine.shutdown()
+        feed.finish()
         logger.info("tonearmd stopped")
     }
 
-    /// The internal heartbeat: engine events into the core, scanning steps, periodic saves.
-    /// Nothing is published from here unless an event calls for it.
-    func tick() {
-        let now = Self.now()
-        takeEngineEvents(now: now)
-        reapFinishedStreams()
-        if let line = underrunLog.line(now: now) { logger.warning("\(line)") }
-        if core.scanRate != nil && now - lastScanStep >= 0.25, let id = core.currentItemID,
-           let item = core.queue.first(where: { $0.id == id }) {
-            lastScanStep = now
-            let target = max(0, core.position(at: now))
-            if let duration = item.metadata.duration, target >= duration {
-                apply(core.handle(CommandRequest(.seekForward, scanning: .end), now: now))
-            } else {
-                latestRequest = engine.play(EngineItem(id: id, path: item.path), from: target, resume: core.state == .playing)
-            }
-        }
-        if core.state == .playing && now - lastSave >= settings.saveIntervalSeconds { save() }
+    /// The engine rang: its events into the core, then whatever that changed out to the
+    /// subscribers.
+    public func engineAnnounced() {
+        takeEngineEvents(now: Self.now())
+        flush()
     }
 
-    /// What the engine has to tell, into the core. Reports take it first too, so that the
+    /// What the engine has to tell, into the core. Snapshots take it first too, so that the
     /// Now Playing they show agrees with the device state beside it.
     func takeEngineEvents(now: Double) {
         for event in engine.nextEvents(now: now) { handle(event, now: now) }
@@ -163,11 +135,11 @@ public actor PlayerDaemon {
         case .itemStarted(let start):
             guard start.request >= latestRequest else { return }
             publish(core.engineStartedItem(start.itemID, at: start.position, heardAt: start.heardAt, now: now))
-            publishStatusChanges()
+            syncPlayerSession()
             save()
         case .itemFailed(let id, let error):
             logger.error("\(error)", metadata: ["item": "\(id)"])
-            server?.publish(topic: "state", event: .object([("error", .string(error.description)), ("item", .int(id))]))
+            changes.notices.append(.itemFailed(itemID: id, message: error.description))
             switch error.reason {
             case .truncated, .decodeErrors, .formatChange:
                 break  // it played (in part); the engine went on gaplessly with what follows
@@ -177,21 +149,22 @@ public actor PlayerDaemon {
             }
         case .endOfQueue:
             publish(core.engineReachedEndOfQueue(now: now))
-            publishStatusChanges()
+            syncPlayerSession()
             save()
         case .outputInterrupted(let why, let position):
             // Nothing is heard: Now Playing stops the clock where the audio stopped.
             let retry = "\(why); reopening every \(settings.playback.reopenIntervalMilliseconds) ms"
             if case .unavailable = why { logger.error("\(retry)") } else { logger.warning("\(retry)") }
             publish(core.engineOutputStalled(itemID: position?.itemID, at: position?.seconds, now: now))
-            showBoardState()
         case .deviceReopened(let format):
             logger.notice("ALSA PCM '\(settings.playback.device)' is back (\(format)); continuing")
         case .outputResumed(let position):
             publish(core.engineOutputResumed(itemID: position?.itemID, at: position?.seconds, now: now))
-            showBoardState()
         case .underruns(let total):
             underrunLog.record(total: total)
+            if let line = underrunLog.line(now: now) { logger.warning("\(line)") }
+        case .streamFinished(let handle):
+            streamFinished(handle)
         case .realtimeRefused(let why):
             logger.notice("output thread runs without SCHED_FIFO: \(why) (grant rtprio, e.g. LimitRTPRIO in the service unit)")
         case .memoryLockRefused(let why):
@@ -205,7 +178,7 @@ public actor PlayerDaemon {
     func apply(_ outcome: CommandOutcome) {
         for action in outcome.actions { perform(action) }
         publish(outcome.publications)
-        publishStatusChanges()
+        syncPlayerSession()
         save()
     }
 
@@ -243,29 +216,8 @@ public actor PlayerDaemon {
         }
     }
 
-    /// `interruption`, `duck`, `stream` and `remoteCommand` carry events about a client's own
-    /// sessions only.
-    static let topics = ["nowPlaying", "state", "queue", "commands", "sessions", "interruption", "duck", "stream", "remoteCommand"]
-
     func publish(_ publications: [NowPlayingPublication]) {
-        for publication in publications {
-            server?.publish(topic: "nowPlaying", event: Reports.publication(publication))
-        }
-    }
-
-    /// State, queue and command changes go to their own topics, again only when they change.
-    func publishStatusChanges() {
-        let commands = core.enabledCommands
-        if commands != lastPublishedCommands {
-            lastPublishedCommands = commands
-            server?.publish(topic: "commands", event: Reports.commands(commands))
-        }
-        if core.state != lastPublishedState {
-            lastPublishedState = core.state
-            server?.publish(topic: "state", event: .object([("state", .string(core.state.rawValue))]))
-        }
-        syncPlayerSession()
-        showBoardState()
+        changes.publications += publications
     }
 
     // MARK: State that survives power loss

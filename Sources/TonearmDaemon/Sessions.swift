@@ -1,6 +1,5 @@
 import TonearmAudio
-import TonearmControl
-import TonearmJSON
+import TonearmControlPlane
 import TonearmPlayback
 import TonearmPlayer
 import TonearmSession
@@ -10,10 +9,8 @@ import TonearmSession
 /// decisions: the player pauses and resumes, streams are held and released, gains ramp, and
 /// owners hear about it.
 struct SessionBook {
-    /// The built-in player's session; client sessions are numbered after it.
-    static let playerSession: SessionID = 1
-    /// The built-in player as a session owner; control clients are numbered from 1.
-    static let playerOwner: ClientID = 0
+    static let playerSession = SessionsState.playerSession
+    static let playerOwner = SessionsState.playerOwner
     /// The level of a ducked session: −15 dB.
     static let duckLevel: Float = 0.177_827_94
 
@@ -69,10 +66,7 @@ extension PlayerDaemon {
                 book.playerResumes = core.state == .playing
                 if book.playerResumes { apply(core.handle(CommandRequest(.pause), now: Self.now())) }
             }
-            tell(began.owner, "interruption", [
-                ("session", .int(began.session.value)), ("type", .string("began")), ("reason", .string(began.reason.rawValue)),
-                ("interrupter", .int(began.interrupter.value)),
-            ])
+            if began.owner != SessionBook.playerOwner { changes.notices.append(.interruptionBegan(began)) }
         }
         for ended in decision.interruptionsEnded {
             logger.notice("session \(ended.session): interruption ended by session \(ended.endedBy), should resume")
@@ -82,10 +76,7 @@ extension PlayerDaemon {
                     apply(core.handle(CommandRequest(.play), now: Self.now()))
                 }
             }
-            tell(ended.owner, "interruption", [
-                ("session", .int(ended.session.value)), ("type", .string("ended")), ("reason", .string("interrupterDeactivated")),
-                ("shouldResume", .bool(ended.shouldResume)), ("endedBy", .int(ended.endedBy.value)),
-            ])
+            if ended.owner != SessionBook.playerOwner { changes.notices.append(.interruptionEnded(ended)) }
         }
 
         for state in decision.sessions {
@@ -102,11 +93,8 @@ extension PlayerDaemon {
                 if state.interrupted { engine.holdStream(stream.handle) } else { engine.releaseStream(stream.handle) }
                 engine.setStream(stream.handle, duck: duck, fade: fade)
             }
-            if (before[state.id]?.ducked ?? false) != output.ducked {
-                tell(state.owner, "duck", [
-                    ("session", .int(state.id.value)), ("ducked", .bool(output.ducked)),
-                    ("by", .array(output.duckedBy.map { .int($0.value) })),
-                ])
+            if (before[state.id]?.ducked ?? false) != output.ducked && state.owner != SessionBook.playerOwner {
+                changes.notices.append(.duck(owner: state.owner, session: state.id, ducked: output.ducked, by: output.duckedBy))
             }
         }
 
@@ -114,14 +102,7 @@ extension PlayerDaemon {
             book.nowPlayingOwner = decision.nowPlayingOwner
             logger.info("Now Playing belongs to \(decision.nowPlayingOwner.map { "session \($0)" } ?? "no session")")
         }
-        server?.publish(topic: "sessions", event: Reports.sessions(self))
-        showBoardState()
-    }
-
-    /// An event about a client's own session, if the owner is a client and subscribed.
-    func tell(_ owner: ClientID, _ topic: String, _ fields: [(String, JSONValue)]) {
-        guard owner != SessionBook.playerOwner else { return }
-        server?.publish(topic: topic, event: .object(fields), to: owner.value)
+        changes.subsystems.insert(.sessions)
     }
 
     /// Keeps the player's session in step with the transport: playing activates it (and so
@@ -144,13 +125,6 @@ extension PlayerDaemon {
         }
     }
 
-    /// A client went away: its sessions close (a close is a deactivation without notifying).
-    func clientDisconnected(_ client: Int) {
-        for state in book.sessions where state.owner.value == client && client != SessionBook.playerOwner.value {
-            closeSession(state.id)
-        }
-    }
-
     func closeSession(_ id: SessionID) {
         stopSessionStream(id)
         try? change(.close(id))
@@ -161,14 +135,13 @@ extension PlayerDaemon {
         engine.stopStream(stream.handle)
     }
 
-    /// Streams that have been heard to their end: their owners are told.
-    func reapFinishedStreams() {
-        for (id, stream) in book.streams where engine.streamFinished(stream.handle) {
-            book.streams[id] = nil
-            if let owner = book.session(id)?.owner {
-                tell(owner, "stream", [("session", .int(id.value)), ("finished", .bool(true))])
-            }
-            server?.publish(topic: "sessions", event: Reports.sessions(self))
+    /// A stream has been heard to its end: its owner is told.
+    func streamFinished(_ handle: StreamHandle) {
+        guard let (id, _) = book.streams.first(where: { $0.value.handle == handle }) else { return }
+        book.streams[id] = nil
+        if let owner = book.session(id)?.owner {
+            changes.notices.append(.streamFinished(owner: owner, session: id))
         }
+        changes.subsystems.insert(.sessions)
     }
 }

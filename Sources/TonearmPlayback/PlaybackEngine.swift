@@ -94,6 +94,8 @@ public enum PlaybackEvent: Sendable {
     /// The device underran (the output thread fell behind) at least once since the last
     /// events; `total` is the running count.
     case underruns(total: Int)
+    /// A session's stream has been heard to its end.
+    case streamFinished(StreamHandle)
     case realtimeRefused(String)
     case memoryLockRefused(String)
 }
@@ -260,7 +262,7 @@ public final class PlaybackEngine: @unchecked Sendable {
     private var announcedMemlock = false
     private var threads: [NamedThread] = []
 
-    public init(options: PlaybackOptions, upcoming: @escaping @Sendable (Int) -> EngineItem?) {
+    public init(options: PlaybackOptions, upcoming: @escaping @Sendable (Int) -> EngineItem?, notify: @escaping @Sendable () -> Void = {}) {
         self.options = options
         self.upcoming = upcoming
         ring = SPSCRing(capacity: Int(Double(options.readAheadSamplesPerSecond) * options.readAheadSeconds))

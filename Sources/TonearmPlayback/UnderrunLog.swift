@@ -18,6 +18,10 @@ public struct UnderrunLog: Sendable {
     /// The running count, from `PlaybackEvent.underruns`.
     public mutating func record(total: Int) { self.total = max(self.total, total) }
 
+    /// When the next line is due, if underruns came that are not logged yet: whoever logs
+    /// wakes then, not on a timer of its own.
+    public var nextLineAt: Double? { total > logged ? lastLine + interval : nil }
+
     /// The line to log now, if underruns came since the last one and `interval` has passed.
     public mutating func line(now: Double) -> String? {
         guard total > logged, now - lastLine >= interval else { return nil }

@@ -152,7 +152,7 @@ struct Play: ParsableCommand {
                     logger.warning("\(why); reopening every \(reopenInterval) ms")
                 case .deviceReopened(let format):
                     logger.notice("ALSA PCM '\(device)' is back (\(format)); continuing")
-                case .outputResumed:
+                case .outputResumed, .streamFinished:
                     break
                 case .underruns(let total):
                     underrunLog.record(total: total)

@@ -2,6 +2,8 @@ import ArgumentParser
 import Logging
 import ServiceLifecycle
 import TonearmConfig
+import TonearmControlPlane
+import TonearmNetwork
 import TonearmDaemon
 
 #if canImport(Glibc)
@@ -94,17 +96,32 @@ struct Tonearmd: AsyncParsableCommand {
         }
         let settings = DaemonSettings(config: profile)
 
+        // One event-loop thread for every socket and for the engine's doorbell.
+        let eventLoop = NetworkEdge.makeEventLoopGroup()
+        let doorbell = Doorbell()
         let daemon: PlayerDaemon
+        let plugIns: [any PlugIn]
         do {
-            daemon = try PlayerDaemon(settings: settings, logger: logger)
+            daemon = try PlayerDaemon(settings: settings, logger: logger, notify: { doorbell.ring() })
+            let log = PlugInLog { [logger] level, message in
+                switch level {
+                case .debug: logger.debug("\(message)")
+                case .info: logger.info("\(message)")
+                case .notice: logger.notice("\(message)")
+                case .warning: logger.warning("\(message)")
+                case .error: logger.error("\(message)")
+                }
+            }
+            plugIns = try PlugInRegistry.plugIns(for: settings, log: log)
         } catch {
             logger.critical("\(error)")
             throw ExitCode(1)
         }
         let group = ServiceGroup(configuration: .init(
-            services: [.init(service: TonearmService(daemon: daemon), successTerminationBehavior: .gracefullyShutdownGroup)],
+            services: DaemonServices.make(daemon: daemon, doorbell: doorbell, group: eventLoop, plugIns: plugIns, logger: logger),
             gracefulShutdownSignals: [.sigterm, .sigint],
             logger: logger))
+        defer { eventLoop.shutdownGracefully { _ in } }
         do {
             try await group.run()
         } catch {

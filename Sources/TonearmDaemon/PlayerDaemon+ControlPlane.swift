@@ -1,0 +1,176 @@
+import TonearmControlPlane
+import TonearmLibrary
+import TonearmPlayer
+import TonearmSession
+
+/// The control plane's one implementation: every plug-in's commands come through `send`,
+/// whatever their source, and are answered with the command center's status.
+extension PlayerDaemon: ControlPlane {
+    public func send(_ command: Command, from source: CommandSource) async -> CommandResult {
+        let now = Self.now()
+        takeEngineEvents(now: now)
+        defer { flush() }
+        switch command {
+        case .remote(let request):
+            return remoteCommand(request, now: now)
+        case .volume(let change):
+            let percent: Double
+            switch change {
+            case .set(let value):
+                guard (0...100).contains(value) else {
+                    return .failed(.badArgument, "the volume must be between 0 and 100, not \(value)")
+                }
+                percent = value
+            case .step(let step):
+                percent = min(100, max(0, core.volume + step))
+            }
+            let outcome = core.setVolume(percent, now: now)
+            apply(outcome)
+            return CommandResult(status: outcome.status, payload: .queueCount(core.queue.count))
+        case .mute(let mute):
+            let on = switch mute {
+            case .on: true
+            case .off: false
+            case .toggle: !book.muted
+            }
+            try? change(.setMute(on))
+            return CommandResult(status: .success, payload: .muted(book.muted))
+        case .ignition(let on):
+            return ignition(on: on, from: source, now: now)
+        case .queue(let edit):
+            return self.edit(edit, now: now)
+        case .artwork(let id):
+            guard let artwork = artworkSources[id] else { return .failed(.notFound, "no artwork with id '\(id)'") }
+            do throws(LibraryError) {
+                let bytes = try MusicLibrary.artworkBytes(artwork)
+                return CommandResult(status: .success, payload: .artwork(id: id, mimeType: artwork.mimeType, bytes: bytes))
+            } catch {
+                return .failed(error.failureCode, error.description)
+            }
+        case .session(let sessionCommand):
+            guard let client = source.client else {
+                return .failed(.badArgument, "\(source) has no sessions of its own")
+            }
+            return session(sessionCommand, client: client)
+        }
+    }
+
+    public func snapshot() async -> ControlState {
+        takeEngineEvents(now: Self.now())
+        flush()
+        return state()
+    }
+
+    public nonisolated func subscribe(_ subsystems: Set<Subsystem>) -> ChangeSubscription {
+        feed.subscribe(subsystems)
+    }
+
+    public nonisolated func newClient() -> ClientID {
+        ClientID(clients.add(1, ordering: .relaxed).oldValue)
+    }
+
+    /// A client went away: its sessions close (a close is a deactivation without notifying).
+    public func clientLeft(_ client: ClientID) async {
+        for state in book.sessions where state.owner == client && client != SessionsState.playerOwner {
+            closeSession(state.id)
+        }
+        flush()
+    }
+
+    // MARK: Routing
+
+    /// A remote command from any source (the socket, MPD, a button, a key, a display), for the
+    /// Now Playing owner (the seeds' rule): the player's core, or a client's session, whose
+    /// client is told (`Notice.remoteCommand`) and answers for itself.
+    func remoteCommand(_ request: CommandRequest, now: Double) -> CommandResult {
+        var request = request
+        // A button has no menu: without a mode, repeat steps off → all → one, shuffle toggles.
+        if request.command == .changeRepeatMode && request.repeatMode == nil {
+            request.repeatMode = switch core.repeatMode {
+            case .off: .all
+            case .all: .one
+            case .one: .off
+            }
+        }
+        if request.command == .changeShuffleMode && request.shuffle == nil { request.shuffle = !core.shuffle }
+        if let owner = book.nowPlayingOwner, owner != SessionsState.playerSession, let state = book.session(owner) {
+            changes.notices.append(.remoteCommand(owner: state.owner, session: owner, request))
+            return CommandResult(status: .success, forwardedTo: owner)
+        }
+        let outcome = core.handle(request, now: now)
+        apply(outcome)
+        return CommandResult(status: outcome.status)
+    }
+
+    // MARK: Queue
+
+    func edit(_ edit: QueueEdit, now: Double) -> CommandResult {
+        let outcome: CommandOutcome
+        switch edit {
+        case .add(let paths, let position):
+            guard !paths.isEmpty else { return .failed(.badArgument, "nothing to add: no paths given") }
+            do throws(LibraryError) {
+                let scan = try MusicLibrary.tracks(at: paths, musicDirectory: settings.musicDirectory)
+                let added = core.add(scan.tracks.map { (path: $0.path, metadata: metadata(for: $0)) }, now: now)
+                apply(added)
+                if let position, added.status == .success {
+                    // Inserted: the new items move, in order, to the position asked for.
+                    let ids = core.queue.suffix(scan.tracks.count).map(\.id)
+                    for (offset, id) in ids.enumerated() { apply(core.move(itemID: id, to: position + offset, now: now)) }
+                }
+                upcoming.update(core)
+                return CommandResult(
+                    status: added.status,
+                    payload: .added(count: scan.tracks.count, skipped: scan.skipped.map { SkippedPath(path: $0.path, reason: $0.reason) },
+                                    queueCount: core.queue.count))
+            } catch {
+                return .failed(error.failureCode, error.description)
+            }
+        case .clear:
+            outcome = core.clear(now: now)
+        case .remove(let ids):
+            var last = CommandOutcome(status: .noSuchContent)
+            for id in ids {
+                last = core.remove(itemID: id, now: now)
+                apply(last)
+                if last.status != .success { break }
+            }
+            return CommandResult(status: last.status, payload: .queueCount(core.queue.count))
+        case .move(let id, let position):
+            outcome = core.move(itemID: id, to: position, now: now)
+        }
+        apply(outcome)
+        return CommandResult(status: outcome.status, payload: .queueCount(core.queue.count))
+    }
+
+    // MARK: The board's own
+
+    /// The ignition-sense line: power goes soon, so stop sounding and make sure the place is
+    /// saved; play again when it comes back, if it was playing.
+    func ignition(on: Bool, from source: CommandSource, now: Double) -> CommandResult {
+        if on {
+            if pausedByIgnition {
+                pausedByIgnition = false
+                apply(core.handle(CommandRequest(.play), now: now))
+            }
+        } else {
+            pausedByIgnition = core.state == .playing
+            if pausedByIgnition { apply(core.handle(CommandRequest(.pause), now: now)) }
+            save()
+            logger.notice("\(source): ignition off; paused and saved")
+        }
+        return CommandResult(status: .success)
+    }
+}
+
+extension LibraryError {
+    /// The control plane's failure code for a library error.
+    var failureCode: CommandFailure.Code {
+        switch self {
+        case .notFound: .notFound
+        case .outsideMusicDirectory: .forbidden
+        case .notPlayable: .notPlayable
+        case .musicDirectoryUnavailable, .cannotAccess, .artworkUnavailable, .stateDirectoryUnavailable, .cannotSaveState: .unavailable
+        }
+    }
+}

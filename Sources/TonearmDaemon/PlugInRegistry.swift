@@ -1,0 +1,14 @@
+import TonearmControlPlane
+import TonearmControlSocket
+
+/// Every client the daemon runs, built from the profile: adding one is a new module, a line
+/// here and a section of the profile. Plug-ins that open something the daemon cannot do
+/// without (the control socket, a required GPIO line) fail here, before anything starts.
+public enum PlugInRegistry {
+    public static func plugIns(for settings: DaemonSettings, log: PlugInLog) throws -> [any PlugIn] {
+        var plugIns: [any PlugIn] = []
+        plugIns.append(try ControlSocketPlugIn(path: settings.socketPath, log: log))
+        plugIns += try BoardSetup.plugIns(for: settings.profile)
+        return plugIns
+    }
+}

@@ -1,0 +1,139 @@
+import TonearmControlPlane
+import TonearmPlayback
+import TonearmPlayer
+import TonearmSession
+
+/// What has changed since the daemon last told its subscribers, and what they were last told
+/// of each subsystem, so that a change is published once and a non-change never.
+struct PendingChanges {
+    var subsystems: Set<Subsystem> = []
+    var publications: [NowPlayingPublication] = []
+    var notices: [Notice] = []
+    var last = Seen()
+    /// The queue's version: bumped whenever what the queue holds differs from what was seen.
+    var queueVersion = 0
+    var queueSeen: [QueueItem] = []
+
+    /// The parts of the state compared to find which subsystems changed.
+    struct Seen: Equatable {
+        var transport: TransportState = .stopped
+        var nowPlaying = NowPlayingInfo()
+        var enabled: [RemoteCommand: Bool] = [:]
+        var volume: Double = -1
+        var muted = false
+        var repeatMode: RepeatMode = .off
+        var shuffle = false
+        var currentItemID: Int?
+        var output = OutputState()
+    }
+}
+
+extension PlayerDaemon {
+    /// Publishes what changed since the last call, as one batch. Called at the end of every
+    /// entry into the actor (a command, an engine announcement, a timer).
+    func flush() {
+        if core.queue != changes.queueSeen {
+            changes.queueSeen = core.queue
+            changes.queueVersion += 1
+            changes.subsystems.insert(.queue)
+        }
+        let output = outputState()
+        var seen = changes.last
+        let now = PendingChanges.Seen(
+            transport: core.state, nowPlaying: core.nowPlaying, enabled: core.enabledCommands, volume: core.volume,
+            muted: book.muted, repeatMode: core.repeatMode, shuffle: core.shuffle, currentItemID: core.currentItemID,
+            output: output.withoutCounters)
+        if now != seen {
+            if now.transport != seen.transport || now.nowPlaying != seen.nowPlaying || now.enabled != seen.enabled {
+                changes.subsystems.insert(.player)
+            }
+            if now.currentItemID != seen.currentItemID { changes.subsystems.insert(.player) }
+            if now.volume != seen.volume || now.muted != seen.muted { changes.subsystems.insert(.mixer) }
+            if now.repeatMode != seen.repeatMode || now.shuffle != seen.shuffle { changes.subsystems.insert(.options) }
+            if now.output != seen.output { changes.subsystems.insert(.output) }
+            seen = now
+            changes.last = seen
+        }
+        if !changes.publications.isEmpty { changes.subsystems.insert(.player) }
+        let batch = ChangeBatch(subsystems: changes.subsystems, publications: changes.publications, notices: changes.notices)
+        changes.subsystems = []
+        changes.publications = []
+        changes.notices = []
+        feed.publish(batch)
+        scheduleTimer()
+    }
+
+    /// The published state now.
+    func state() -> ControlState {
+        var state = ControlState()
+        state.transport = core.state
+        state.nowPlaying = core.nowPlaying
+        state.queue = QueueState(version: changes.queueVersion, items: core.queue, currentItemID: core.currentItemID,
+                                 currentIndex: core.currentIndex)
+        state.volume = core.volume
+        state.muted = book.muted
+        state.repeatMode = core.repeatMode
+        state.shuffle = core.shuffle
+        state.enabledCommands = core.enabledCommands
+        let eligibility = core.eligibility(categoryIsMixable: settings.categoryIsMixable)
+        state.eligibility = Eligibility(eligible: eligibility.eligible, reason: eligibility.reason)
+        state.sessions = sessionsState()
+        state.output = outputState()
+        state.library = LibraryState(musicDirectory: settings.musicDirectory)
+        return state
+    }
+
+    func outputState() -> OutputState {
+        let device = engine.deviceStatus
+        var output = OutputState()
+        output.device = device.name
+        output.state = OutputState.DeviceState(rawValue: device.state.rawValue) ?? .closed
+        // "device back, starting" from the reopen until frames flow.
+        output.heard = device.interruption.map { device.state == .open ? "device back, starting" : $0.waiting } ?? "ok"
+        output.error = device.interruption?.description
+        output.sampleFormat = device.format?.sampleFormat.rawValue
+        output.sampleRate = device.format?.sampleRate
+        output.channels = device.format?.channels
+        output.periodFrames = device.format?.periodFrames
+        output.bufferFrames = device.format?.bufferFrames
+        output.underruns = device.underruns
+        output.losses = device.losses
+        output.reopenIntervalMilliseconds = settings.playback.reopenIntervalMilliseconds
+        return output
+    }
+
+    /// Every session with the gain its output has now.
+    func sessionsState() -> SessionsState {
+        let reports = book.sessions.map { state in
+            let output = book.outputs[state.id] ?? OutputGain(mixes: false)
+            let stream = book.streams[state.id]
+            let gain: Float
+            if state.id == SessionsState.playerSession {
+                gain = engine.appliedGain(slot: 0)
+            } else if let stream {
+                gain = engine.appliedGain(stream.handle)
+            } else {
+                gain = output.linearGain(duckGain: SessionBook.duckLevel)
+            }
+            let playing: String? = if state.id == SessionsState.playerSession {
+                "player"
+            } else if let stream {
+                stream.pcm.map { "pcm \($0)" } ?? "file"
+            } else {
+                nil
+            }
+            return SessionReport(state: state, output: output, gain: gain, stream: playing,
+                                 ownsNowPlaying: book.nowPlayingOwner == state.id)
+        }
+        return SessionsState(muted: book.muted, nowPlayingOwner: book.nowPlayingOwner, sessions: reports)
+    }
+}
+
+extension OutputState {
+    /// Without the running counts, which change without the output changing.
+    var withoutCounters: OutputState {
+        var copy = self
+        copy.underruns = 0
+        return copy
+    }
+}
