@@ -40,12 +40,13 @@ struct Connection: ParsableArguments {
         }
     }
 
-    /// A remote command: prints nothing on success; otherwise its status, exit 1.
-    func transport(_ command: String, _ arguments: [(String, JSONValue)] = []) throws {
+    /// A remote command, by its name in the command center (the daemon's vocabulary): prints
+    /// nothing on success; otherwise its status, named as the user said it, exit 1.
+    func transport(_ command: String, _ arguments: [(String, JSONValue)] = [], said word: String? = nil) throws {
         let result = try send(command, arguments)
         let status = result["status"]?.stringValue ?? "success"
         if status != "success" {
-            printError("tonearm: \(command): \(status)")
+            printError("tonearm: \(word ?? command): \(status)")
             throw ExitCode(1)
         }
     }
@@ -161,7 +162,7 @@ struct Pause: ParsableCommand {
 struct Toggle: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Play or pause.")
     @OptionGroup var connection: Connection
-    func run() throws { try connection.transport("toggle") }
+    func run() throws { try connection.transport("togglePlayPause", said: "toggle") }
 }
 
 struct Stop: ParsableCommand {
@@ -173,13 +174,13 @@ struct Stop: ParsableCommand {
 struct Next: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Go to the next track.")
     @OptionGroup var connection: Connection
-    func run() throws { try connection.transport("next") }
+    func run() throws { try connection.transport("nextTrack", said: "next") }
 }
 
 struct Previous: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Restart the track, or go back when less than 3 s have played.")
     @OptionGroup var connection: Connection
-    func run() throws { try connection.transport("previous") }
+    func run() throws { try connection.transport("previousTrack", said: "previous") }
 }
 
 struct Seek: ParsableCommand {
@@ -191,7 +192,7 @@ struct Seek: ParsableCommand {
         guard seconds >= 0 else { throw ValidationError("SECONDS must not be negative") }
     }
 
-    func run() throws { try connection.transport("seek", [("position", .double(seconds))]) }
+    func run() throws { try connection.transport("changePlaybackPosition", [("position", .double(seconds))], said: "seek") }
 }
 
 struct Skip: ParsableCommand {
@@ -206,7 +207,7 @@ struct Skip: ParsableCommand {
               seconds.isFinite, seconds != 0 else {
             throw ValidationError("give one non-zero number of seconds, e.g. +30 or -15")
         }
-        try connection.transport("skip", [("seconds", .double(seconds))])
+        try connection.transport(seconds < 0 ? "skipBackward" : "skipForward", [("interval", .double(abs(seconds)))], said: "skip")
     }
 }
 
@@ -219,7 +220,7 @@ struct Repeat: ParsableCommand {
         guard ["off", "one", "all"].contains(mode) else { throw ValidationError("MODE must be off, one or all") }
     }
 
-    func run() throws { try connection.transport("repeat", [("mode", .string(mode))]) }
+    func run() throws { try connection.transport("changeRepeatMode", [("mode", .string(mode))], said: "repeat") }
 }
 
 struct Shuffle: ParsableCommand {
@@ -231,7 +232,7 @@ struct Shuffle: ParsableCommand {
         guard ["on", "off"].contains(setting) else { throw ValidationError("give on or off") }
     }
 
-    func run() throws { try connection.transport("shuffle", [("on", .bool(setting == "on"))]) }
+    func run() throws { try connection.transport("changeShuffleMode", [("on", .bool(setting == "on"))], said: "shuffle") }
 }
 
 struct Volume: ParsableCommand {
@@ -243,7 +244,7 @@ struct Volume: ParsableCommand {
         guard (0...100).contains(percent) else { throw ValidationError("PERCENT must be between 0 and 100") }
     }
 
-    func run() throws { try connection.transport("volume", [("percent", .double(percent))]) }
+    func run() throws { try connection.transport("setVolume", [("percent", .double(percent))], said: "volume") }
 }
 
 struct Watch: ParsableCommand {
