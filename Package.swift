@@ -130,6 +130,7 @@ let package = Package(
         .testTarget(name: "TonearmConfigTests", dependencies: ["TonearmConfig"]),
         .testTarget(name: "TonearmSessionTests", dependencies: ["TonearmSession"]),
         .testTarget(name: "TonearmControlPlaneTests", dependencies: ["TonearmControlPlane", "TonearmPlayer", "TonearmSession"]),
+        .testTarget(name: "TonearmControlSocketTests", dependencies: ["TonearmControlSocket", "TonearmControl", "TonearmControlPlane", "TonearmJSON", "TonearmPlayer"]),
         .testTarget(name: "TonearmControlTests", dependencies: ["TonearmControl", "TonearmJSON"]),
         .testTarget(
             name: "TonearmNetworkTests",

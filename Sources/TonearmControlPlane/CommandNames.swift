@@ -19,7 +19,7 @@ public enum CommandName: String, CaseIterable, Sendable {
     /// The short names of the control socket, each for a command of this vocabulary.
     public static let aliases: [String: CommandName] = [
         "toggle": .togglePlayPause, "next": .nextTrack, "previous": .previousTrack,
-        "seek": .changePlaybackPosition, "repeat": .changeRepeatMode, "shuffle": .changeShuffleMode,
+        "seek": .changePlaybackPosition, "skip": .skipForward, "repeat": .changeRepeatMode, "shuffle": .changeShuffleMode,
         "volume": .setVolume,
     ]
 

@@ -16,6 +16,7 @@ final class CommandNameTests: XCTestCase {
         XCTAssertEqual(CommandName(named: "seek"), .changePlaybackPosition)
         XCTAssertEqual(CommandName(named: "repeat"), .changeRepeatMode)
         XCTAssertEqual(CommandName(named: "shuffle"), .changeShuffleMode)
+        XCTAssertEqual(CommandName(named: "skip"), .skipForward)
         XCTAssertNil(CommandName(named: "nextSong"))
         // An alias is never also a name, so a name means one thing.
         for alias in CommandName.aliases.keys { XCTAssertNil(CommandName(rawValue: alias), alias) }
