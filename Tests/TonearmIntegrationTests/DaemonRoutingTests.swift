@@ -56,7 +56,8 @@ final class DaemonRoutingTests: XCTestCase {
                 .compactMap { $0.object("data") }
             return forwarded.count >= 5
         }, "\(forwarded)")
-        XCTAssertEqual(forwarded.map { $0.string("name") }, ["pause", "pause", "pause", "pause", "play"])
+        // Sources run side by side: the order between them is not fixed, only what arrives.
+        XCTAssertEqual(forwarded.compactMap { $0.string("name") }.sorted(), ["pause", "pause", "pause", "pause", "play"])
         XCTAssertEqual(Set(forwarded.map { $0.int("session") }), [session])
         // None of them reached the player: it stays where the interruption left it.
         let status = try world.status()
