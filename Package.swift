@@ -131,6 +131,14 @@ let package = Package(
         .testTarget(name: "TonearmSessionTests", dependencies: ["TonearmSession"]),
         .testTarget(name: "TonearmControlPlaneTests", dependencies: ["TonearmControlPlane", "TonearmPlayer", "TonearmSession"]),
         .testTarget(name: "TonearmControlSocketTests", dependencies: ["TonearmControlSocket", "TonearmControl", "TonearmControlPlane", "TonearmJSON", "TonearmPlayer"]),
+        .testTarget(
+            name: "TonearmDaemonTests",
+            dependencies: [
+                "TonearmDaemon", "TonearmControlPlane", "TonearmSession",
+                .product(name: "Logging", package: "swift-log"),
+                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
+            ]
+        ),
         .testTarget(name: "TonearmControlTests", dependencies: ["TonearmControl", "TonearmJSON"]),
         .testTarget(
             name: "TonearmNetworkTests",

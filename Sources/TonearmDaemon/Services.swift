@@ -57,8 +57,8 @@ struct PlugInService: Service {
     let plugIn: any PlugIn
     let plane: any ControlPlane
     let logger: Logger
-    static let firstDelay = 1.0
-    static let longestDelay = 30.0
+    var firstDelay = 1.0
+    var longestDelay = 30.0
 
     func run() async throws {
         let log = PlugInLog { [logger, name = plugIn.name] level, message in
@@ -70,7 +70,7 @@ struct PlugInService: Service {
             case .error: logger.error("\(message)")
             }
         }
-        var delay = Self.firstDelay
+        var delay = firstDelay
         while !Task.isCancelled {
             let started = ContinuousClock.now
             do {
@@ -83,15 +83,15 @@ struct PlugInService: Service {
                     logger.critical("\(plugIn.name) failed: \(error); it is required, so tonearmd stops")
                     throw error
                 }
-                if ContinuousClock.now - started > .seconds(60) { delay = Self.firstDelay }
-                logger.error("\(plugIn.name) failed: \(error); starting it again in \(Int(delay)) s")
+                if ContinuousClock.now - started > .seconds(60) { delay = firstDelay }
+                logger.error("\(plugIn.name) failed: \(error); starting it again in \(delay) s")
                 let wait = delay
                 do {
                     try await cancelWhenGracefulShutdown { try await Task.sleep(for: .seconds(wait)) }
                 } catch {
                     return
                 }
-                delay = min(delay * 2, Self.longestDelay)
+                delay = min(delay * 2, longestDelay)
             }
         }
     }
