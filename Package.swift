@@ -134,7 +134,7 @@ let package = Package(
         .testTarget(
             name: "TonearmDaemonTests",
             dependencies: [
-                "TonearmDaemon", "TonearmControlPlane", "TonearmSession",
+                "TonearmDaemon", "TonearmConfig", "TonearmControlPlane", "TonearmPlayer", "TonearmSession", "TestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
