@@ -1,143 +1,160 @@
-import TonearmBoard
+import Logging
+import Synchronization
+import TonearmControlPlane
 import TonearmPlayer
 import TonearmSession
 
-/// The board's command sources and displays, as plug-ins: the daemon starts them, hands their
-/// commands to the remote command center, and shows them the display state on events.
+/// The board's plug-ins (controls, keys, displays), run against the daemon through
+/// `BoardControlPlane`: a thin adapter that serves them the control plane until the daemon is
+/// one itself.
 struct BoardPlugIns {
-    var sources: [BoardCommandSource] = []
-    var displays: [BoardDisplayPublisher] = []
-    /// The last state shown, so a display hears only of changes.
-    var lastShown: BoardDisplayState?
+    var plugIns: [any PlugIn] = []
+    var running: [Task<Void, Never>] = []
+    let feed = ChangeFeed()
+    /// The last state published, so plug-ins hear only of changes.
+    var lastState: ControlState?
     /// The ignition went off while playing: it plays again when the ignition comes back.
     var pausedByIgnition = false
 }
 
+/// The control plane as the board's plug-ins see it, served by the daemon's actor.
+final class BoardControlPlane: ControlPlane {
+    let daemon: PlayerDaemon
+    let feed: ChangeFeed
+    private let clients = Atomic<Int>(1)
+
+    init(daemon: PlayerDaemon, feed: ChangeFeed) {
+        self.daemon = daemon
+        self.feed = feed
+    }
+
+    func send(_ command: Command, from source: CommandSource) async -> CommandResult {
+        await daemon.perform(command, from: source)
+    }
+
+    func snapshot() async -> ControlState { await daemon.controlState() }
+
+    func subscribe(_ subsystems: Set<Subsystem>) -> ChangeSubscription { feed.subscribe(subsystems) }
+
+    func newClient() -> ClientID { ClientID(clients.add(1, ordering: .relaxed).oldValue) }
+
+    func clientLeft(_ client: ClientID) async {}
+}
+
 extension PlayerDaemon {
-    /// Starts every board source; their commands come back to the actor.
+    /// Runs every board plug-in, each in its own task.
     func startBoard() {
         let log = logger
-        for source in board.sources {
-            log.info("board: \(source.name)")
-            source.start(
-                send: { [weak self] command in
-                    guard let self else { return }
-                    Task { await self.perform(command, from: source.name) }
-                },
-                log: { level, message in
-                    switch level {
-                    case .info: log.info("\(message)")
-                    case .notice: log.notice("\(message)")
-                    case .warning: log.warning("\(message)")
-                    case .error: log.error("\(message)")
-                    }
-                })
+        let plane = BoardControlPlane(daemon: self, feed: board.feed)
+        let plugInLog = PlugInLog { level, message in
+            switch level {
+            case .debug: log.debug("\(message)")
+            case .info: log.info("\(message)")
+            case .notice: log.notice("\(message)")
+            case .warning: log.warning("\(message)")
+            case .error: log.error("\(message)")
+            }
         }
-        for display in board.displays { log.info("board: display \(display.name)") }
+        for plugIn in board.plugIns {
+            log.info("board: \(plugIn.name)")
+            board.running.append(Task {
+                do {
+                    try await plugIn.run(plane, log: plugInLog)
+                } catch {
+                    log.error("\(plugIn.name): \(error)")
+                }
+            })
+        }
         showBoardState()
     }
 
-    func stopBoard() {
-        for source in board.sources { source.stop() }
+    /// Stops every board plug-in and waits for it (its threads are joined).
+    func stopBoard() async {
+        for task in board.running { task.cancel() }
+        for task in board.running { await task.value }
+        board.running = []
+        board.feed.finish()
     }
 
     /// A board control's command, through the remote command center like any other: a
-    /// disabled command is logged (one line) and does nothing.
-    func perform(_ command: BoardCommand, from source: String) {
+    /// disabled command does nothing and says so (the plug-in logs it).
+    func perform(_ command: Command, from source: CommandSource) -> CommandResult {
         let now = Self.now()
-        if let remote = RemoteCommand(rawValue: command.name.rawValue) {
-            let request = commandRequest(for: remote, command)
+        switch command {
+        case .remote(var request):
             if book.nowPlayingOwner == nil || book.nowPlayingOwner == SessionBook.playerSession,
-               core.enabledCommands[remote] == false {
-                logger.notice("\(source): \(command) is disabled now; ignored")
-                return
+               core.enabledCommands[request.command] == false {
+                return CommandResult(status: .disabled)
             }
-            let (status, _) = remoteCommand(request, now: now)
-            if status != CommandStatus.success.rawValue { logger.notice("\(source): \(command): \(status)") }
-            return
-        }
-        switch command.name {
-        case .volumeUp, .volumeDown:
-            let step = (command.value ?? 5) * (command.name == .volumeUp ? 1 : -1)
-            apply(core.setVolume(min(100, max(0, core.volume + step)), now: now))
-        case .setVolume:
-            guard let percent = command.value, (0...100).contains(percent) else {
-                logger.notice("\(source): \(command): the volume must be between 0 and 100")
-                return
+            // A button has no menu: changeRepeatMode steps off → all → one, changeShuffleMode
+            // toggles.
+            if request.command == .changeRepeatMode, request.repeatMode == nil {
+                request.repeatMode = switch core.repeatMode {
+                case .off: .all
+                case .all: .one
+                case .one: .off
+                }
             }
-            apply(core.setVolume(percent, now: now))
-        case .toggleMute, .muteOn, .muteOff:
-            let on = command.name == .toggleMute ? !book.muted : command.name == .muteOn
-            try? change(.setMute(on))
+            if request.command == .changeShuffleMode, request.shuffle == nil { request.shuffle = !core.shuffle }
+            if [.seekForward, .seekBackward].contains(request.command), request.scanning == nil { request.scanning = .begin }
+            let (status, forwardedTo) = remoteCommand(request, now: now)
+            return CommandResult(status: CommandStatus(rawValue: status) ?? .commandFailed, forwardedTo: forwardedTo)
+        case .volume(let change):
+            let percent = switch change {
+            case .set(let percent): percent
+            case .step(let step): core.volume + step
+            }
+            apply(core.setVolume(min(100, max(0, percent)), now: now))
+            return CommandResult(status: .success)
+        case .mute(let change):
+            let on = switch change {
+            case .on: true
+            case .off: false
+            case .toggle: !book.muted
+            }
+            try? self.change(.setMute(on))
             showBoardState()
-        case .ignitionOff:
+            return CommandResult(status: .success, payload: .muted(on))
+        case .ignition(on: false):
             // Power goes soon: stop sounding and make sure the place is saved.
             board.pausedByIgnition = core.state == .playing
             if board.pausedByIgnition { apply(core.handle(CommandRequest(.pause), now: now)) }
             save()
             logger.notice("\(source): ignition off; paused and saved")
-        case .ignitionOn:
+            return CommandResult(status: .success)
+        case .ignition(on: true):
             if board.pausedByIgnition {
                 board.pausedByIgnition = false
                 apply(core.handle(CommandRequest(.play), now: now))
             }
-        default:
-            break
+            return CommandResult(status: .success)
+        case .queue, .artwork, .session:
+            return .failed(.unavailable, "\(source): not a board command")
         }
     }
 
-    /// The core's request for a board command. Without a mode, changeRepeatMode steps through
-    /// off → all → one and changeShuffleMode toggles: a button has no menu.
-    private func commandRequest(for remote: RemoteCommand, _ command: BoardCommand) -> CommandRequest {
-        switch remote {
-        case .skipForward, .skipBackward:
-            return CommandRequest(remote, interval: command.value)
-        case .changePlaybackPosition:
-            return CommandRequest(remote, position: command.value)
-        case .seekForward, .seekBackward:
-            return CommandRequest(remote, scanning: command.phase.flatMap { ScanPhase(rawValue: $0.rawValue) } ?? .begin)
-        case .changeRepeatMode:
-            let next: RepeatMode = switch core.repeatMode {
-            case .off: .all
-            case .all: .one
-            case .one: .off
-            }
-            return CommandRequest(remote, repeatMode: command.mode.flatMap(RepeatMode.init(rawValue:)) ?? next)
-        case .changeShuffleMode:
-            return CommandRequest(remote, shuffle: command.mode.map { $0 == "on" } ?? !core.shuffle)
-        default:
-            return CommandRequest(remote)
-        }
+    /// What the board's plug-ins see: the player's part of the control plane's state.
+    func controlState() -> ControlState {
+        var state = ControlState()
+        state.transport = core.state
+        state.nowPlaying = core.nowPlaying
+        state.queue = QueueState(items: core.queue, currentItemID: core.currentItemID, currentIndex: core.currentIndex)
+        state.volume = core.volume
+        state.muted = book.muted
+        state.repeatMode = core.repeatMode
+        state.shuffle = core.shuffle
+        state.enabledCommands = core.enabledCommands
+        return state
     }
 
-    /// What the displays show now.
-    func boardDisplayState() -> BoardDisplayState {
-        let info = core.nowPlaying
-        var enabled: [BoardCommand.Name: Bool] = [:]
-        for (remote, on) in core.enabledCommands {
-            if let name = BoardCommand.Name(rawValue: remote.rawValue) { enabled[name] = on }
-        }
-        for name in [BoardCommand.Name.volumeUp, .volumeDown, .setVolume, .toggleMute, .muteOn, .muteOff] {
-            enabled[name] = true
-        }
-        let transport: BoardDisplayState.Transport = switch core.state {
-        case .playing: .playing
-        case .paused: .paused
-        case .stopped: .stopped
-        }
-        return BoardDisplayState(
-            transport: transport, title: info.title, artist: info.artist, album: info.album, duration: info.duration,
-            elapsed: info.elapsed, rate: info.rate, timestamp: info.timestamp, queueIndex: info.queueIndex,
-            queueCount: info.queueCount, volume: core.volume, muted: book.muted, enabled: enabled)
-    }
-
-    /// Shows the displays the current state if it changed. Called after every command, engine
-    /// event and mute change; nothing changes between events, so nothing is sent on a timer.
+    /// Tells the board's plug-ins that the state changed, if it did. Called after every
+    /// command, engine event and mute change; nothing changes between events, so nothing is
+    /// published on a timer.
     func showBoardState() {
-        guard !board.displays.isEmpty else { return }
-        let state = boardDisplayState()
-        guard state != board.lastShown else { return }
-        board.lastShown = state
-        for display in board.displays { display.show(state) }
+        guard !board.plugIns.isEmpty else { return }
+        let state = controlState()
+        guard state != board.lastState else { return }
+        board.lastState = state
+        board.feed.publish(ChangeBatch(subsystems: [.player, .mixer, .options, .queue]))
     }
 }

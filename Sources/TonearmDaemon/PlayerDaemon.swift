@@ -76,7 +76,7 @@ public actor PlayerDaemon {
         playback.volumePercent = settings.mixerControl == nil ? settings.initialVolume : 100
         engine = PlaybackEngine(options: playback) { table.after($0) }
         underrunLog = UnderrunLog(device: playback.device)
-        board = try BoardSetup.plugIns(for: settings.profile, log: logger)
+        board = BoardPlugIns(plugIns: try BoardSetup.plugIns(for: settings.profile))
     }
 
     static func now() -> Double { monotonicSeconds() }
@@ -117,7 +117,7 @@ public actor PlayerDaemon {
 
     /// SIGTERM/SIGINT: fade out (at most 50 ms), save, close the socket, stop the engine.
     func stopGracefully() async {
-        stopBoard()
+        await stopBoard()
         if core.state == .playing {
             engine.pause()
             let deadline = Self.now() + 0.05
