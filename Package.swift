@@ -133,6 +133,10 @@ let package = Package(
         .testTarget(name: "TonearmALSATests", dependencies: ["TonearmALSA", "TonearmAudio", "CAllocationCounter"]),
         .testTarget(name: "TonearmPlaybackTests", dependencies: ["TonearmPlayback", "TonearmAudio", "TestSupport"]),
         .testTarget(name: "TonearmFLACTests", dependencies: ["TonearmFLAC", "TestSupport"]),
+        .testTarget(
+            name: "TonearmSystemTests",
+            dependencies: ["TonearmSystem", .product(name: "SystemPackage", package: "swift-system")]
+        ),
         .testTarget(name: "TonearmBoardTests", dependencies: ["TonearmBoard", "TonearmControlPlane"]),
         .testTarget(
             name: "TonearmGPIOTests",
