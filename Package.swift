@@ -42,15 +42,34 @@ let package = Package(
                 "CSoxr", "TonearmAudio", "TonearmFLAC", "TonearmALSA", "TonearmSystem",
             ]
         ),
-        // Board controls and displays as the daemon sees them: commands, display state, the
-        // plug-in protocols, and the pure logic of buttons and encoders. No I/O.
-        .target(name: "TonearmBoard"),
-        // libgpiod: buttons, encoders and switches on GPIO lines, as board commands.
-        .target(name: "TonearmGPIO", dependencies: ["CGPIOD", "TonearmBoard", "TonearmSystem"]),
-        // Linux input events (steering-wheel keys, remotes) as board commands.
-        .target(name: "TonearmInput", dependencies: ["TonearmBoard", "TonearmSystem"]),
-        // Serial displays: termios, and the line, hd44780 and nextion drivers.
-        .target(name: "TonearmSerial", dependencies: ["TonearmBoard", "TonearmSystem"]),
+        // The pure logic of buttons, encoders and switches, tested on recorded timelines, and
+        // how a board plug-in hands its commands to the control plane. No I/O.
+        .target(name: "TonearmBoard", dependencies: ["TonearmControlPlane"]),
+        // libgpiod: buttons, encoders and switches on GPIO lines, as a plug-in.
+        .target(
+            name: "TonearmGPIO",
+            dependencies: [
+                "CGPIOD", "TonearmBoard", "TonearmControlPlane", "TonearmSystem",
+                .product(name: "SystemPackage", package: "swift-system"),
+            ]
+        ),
+        // Linux input events (steering-wheel keys, remotes), each device pattern a plug-in.
+        .target(
+            name: "TonearmInput",
+            dependencies: [
+                "TonearmBoard", "TonearmControlPlane", "TonearmPlayer", "TonearmSystem",
+                .product(name: "SystemPackage", package: "swift-system"),
+            ]
+        ),
+        // Serial displays: termios, and the line, hd44780 and nextion drivers; a display is a
+        // plug-in.
+        .target(
+            name: "TonearmSerial",
+            dependencies: [
+                "TonearmBoard", "TonearmControlPlane", "TonearmPlayer", "TonearmSystem",
+                .product(name: "SystemPackage", package: "swift-system"),
+            ]
+        ),
         // A small JSON value type (parse and print) for the CLI and the control protocol.
         .target(name: "TonearmJSON"),
         // Audio-session policy: the category table and one pure function over it.
@@ -73,7 +92,7 @@ let package = Package(
             ]
         ),
         // Board profiles: a TOML reader and the daemon's typed configuration.
-        .target(name: "TonearmConfig", dependencies: ["TonearmSession", "TonearmBoard"]),
+        .target(name: "TonearmConfig", dependencies: ["TonearmSession", "TonearmControlPlane"]),
         // Music on disk: directory scans in album order, confinement to the music directory,
         // cover files; and the player state that survives power loss.
         .target(name: "TonearmLibrary", dependencies: ["TonearmFLAC", "TonearmJSON"]),
@@ -121,13 +140,26 @@ let package = Package(
         .testTarget(name: "TonearmALSATests", dependencies: ["TonearmALSA", "TonearmAudio", "CAllocationCounter"]),
         .testTarget(name: "TonearmPlaybackTests", dependencies: ["TonearmPlayback", "TonearmAudio", "TestSupport"]),
         .testTarget(name: "TonearmFLACTests", dependencies: ["TonearmFLAC", "TestSupport"]),
-        .testTarget(name: "TonearmBoardTests", dependencies: ["TonearmBoard"]),
-        .testTarget(name: "TonearmGPIOTests", dependencies: ["TonearmGPIO", "TonearmBoard"]),
-        .testTarget(name: "TonearmInputTests", dependencies: ["TonearmInput", "TonearmBoard", "TestSupport"]),
-        .testTarget(name: "TonearmSerialTests", dependencies: ["TonearmSerial", "TonearmBoard", "TestSupport"]),
+        .testTarget(
+            name: "TonearmSystemTests",
+            dependencies: ["TonearmSystem", .product(name: "SystemPackage", package: "swift-system")]
+        ),
+        .testTarget(name: "TonearmBoardTests", dependencies: ["TonearmBoard", "TonearmControlPlane"]),
+        .testTarget(
+            name: "TonearmGPIOTests",
+            dependencies: ["TonearmGPIO", "TonearmBoard", "TonearmControlPlane", "TonearmPlayer", "TonearmSystem", "TestSupport"]
+        ),
+        .testTarget(
+            name: "TonearmInputTests",
+            dependencies: ["TonearmInput", "TonearmBoard", "TonearmControlPlane", "TonearmPlayer", "TestSupport"]
+        ),
+        .testTarget(
+            name: "TonearmSerialTests",
+            dependencies: ["TonearmSerial", "TonearmBoard", "TonearmControlPlane", "TonearmPlayer", "TestSupport"]
+        ),
         .testTarget(name: "TonearmJSONTests", dependencies: ["TonearmJSON"]),
         .testTarget(name: "TonearmPlayerTests", dependencies: ["TonearmPlayer"]),
-        .testTarget(name: "TonearmConfigTests", dependencies: ["TonearmConfig"]),
+        .testTarget(name: "TonearmConfigTests", dependencies: ["TonearmConfig", "TonearmControlPlane", "TonearmPlayer"]),
         .testTarget(name: "TonearmSessionTests", dependencies: ["TonearmSession"]),
         .testTarget(name: "TonearmControlPlaneTests", dependencies: ["TonearmControlPlane", "TonearmPlayer", "TonearmSession"]),
         .testTarget(name: "TonearmControlSocketTests", dependencies: ["TonearmControlSocket", "TonearmControl", "TonearmControlPlane", "TonearmJSON", "TonearmPlayer"]),
@@ -150,7 +182,7 @@ let package = Package(
         ),
         .testTarget(name: "TonearmLibraryTests", dependencies: ["TonearmLibrary", "TestSupport"]),
         .testTarget(name: "TonearmIntegrationTests", dependencies: ["TestSupport"]),
-        .target(name: "TestSupport", dependencies: ["CFLAC"], path: "Tests/TestSupport"),
+        .target(name: "TestSupport", dependencies: ["CFLAC", "TonearmControlPlane", "TonearmSession"], path: "Tests/TestSupport"),
     ],
     swiftLanguageModes: [.v6]
 )

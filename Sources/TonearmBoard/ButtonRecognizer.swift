@@ -1,3 +1,5 @@
+import TonearmControlPlane
+
 /// Turns one push button's edges into commands: debounce, then press, long press or
 /// hold-to-repeat. Pure: the caller passes the time of every edge and tick, in seconds, and
 /// ticks again at `nextDeadline`.
@@ -11,7 +13,7 @@
 /// - Long press: released before the threshold, the press command is sent on release; held
 ///   for the threshold (exactly that long counts), the long command is sent once, at the
 ///   threshold, and the release sends nothing — unless the long command is a held command
-///   (phase `begin`, such as `seekForward begin`), whose `end` the release then sends.
+///   (a scan begun, such as `seekForward begin`), whose `end` the release then sends.
 /// - Repeat (volume): the press command on press, again after `delay`, then every `interval`
 ///   while held. Late ticks catch up, so the count depends only on how long it was held.
 ///
@@ -23,18 +25,18 @@ public struct ButtonRecognizer: Sendable {
         public enum Hold: Sendable, Equatable {
             case none
             /// `command` once the button has been held `after` seconds.
-            case longPress(BoardCommand, after: Double = 0.600)
+            case longPress(Command, after: Double = 0.600)
             /// The press command again `delay` seconds after the press, then every `interval`
             /// (at least a millisecond).
             case repeats(delay: Double = 0.4, interval: Double = 0.1)
         }
 
-        public var press: BoardCommand
+        public var press: Command
         public var hold: Hold
         /// Seconds a new level must be stable before it counts.
         public var debounce: Double
 
-        public init(press: BoardCommand, hold: Hold = .none, debounce: Double = 0.020) {
+        public init(press: Command, hold: Hold = .none, debounce: Double = 0.020) {
             self.press = press
             self.hold = hold
             self.debounce = debounce
@@ -78,16 +80,16 @@ public struct ButtonRecognizer: Sendable {
 
     /// An edge to `pressed` at `time` (levels already corrected for active-low). Returns what
     /// fell due up to this edge.
-    public mutating func edge(pressed: Bool, at time: Double) -> [BoardCommand] {
+    public mutating func edge(pressed: Bool, at time: Double) -> [Command] {
         let due = tick(at: time)
         level.edge(pressed, at: now)
         return due
     }
 
     /// Everything due by `time`, in order. Times earlier than one already seen count as that one.
-    public mutating func tick(at time: Double) -> [BoardCommand] {
+    public mutating func tick(at time: Double) -> [Command] {
         now = max(now, time)
-        var due: [BoardCommand] = []
+        var due: [Command] = []
         while true {
             let confirm = level.confirmation
             // A long press or repeat due at the same time as a release still happens: "held
@@ -114,7 +116,7 @@ public struct ButtonRecognizer: Sendable {
         }
     }
 
-    private mutating func fireHold(into due: inout [BoardCommand]) {
+    private mutating func fireHold(into due: inout [Command]) {
         switch (gesture, settings.hold) {
         case let (.pressed, .longPress(command, _)):
             due.append(command)
@@ -127,7 +129,7 @@ public struct ButtonRecognizer: Sendable {
         }
     }
 
-    private mutating func levelChanged(to pressed: Bool, at time: Double, into due: inout [BoardCommand]) {
+    private mutating func levelChanged(to pressed: Bool, at time: Double, into due: inout [Command]) {
         if pressed {
             guard case .released = gesture else { return }
             switch settings.hold {
@@ -145,15 +147,21 @@ public struct ButtonRecognizer: Sendable {
             case .pressed:
                 due.append(settings.press)
             case .longSent:
-                if case let .longPress(command, _) = settings.hold, command.phase == .begin {
-                    var end = command
-                    end.phase = .end
-                    due.append(end)
+                if case let .longPress(command, _) = settings.hold, command.isScanBegin {
+                    due.append(command.scanning(.end))
                 }
             case .released, .repeating, .held:
                 break
             }
             gesture = .released
         }
+    }
+}
+
+extension Command {
+    /// `seekForward begin` or `seekBackward begin`: a scan that a release ends.
+    var isScanBegin: Bool {
+        guard case .remote(let request) = self else { return false }
+        return request.scanning == .begin
     }
 }

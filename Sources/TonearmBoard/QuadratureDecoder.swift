@@ -1,3 +1,5 @@
+import TonearmControlPlane
+
 /// A rotary encoder's two lines, A and B, as detents and commands. Pure and timeless: Gray code
 /// needs no debounce, since a bouncing contact only steps back and forth between neighbours.
 ///
@@ -28,14 +30,14 @@ public struct QuadratureDecoder: Sendable {
 
     public struct Settings: Sendable, Equatable {
         public var stepsPerDetent: StepsPerDetent
-        public var clockwise: BoardCommand
-        public var counterClockwise: BoardCommand
+        public var clockwise: Command
+        public var counterClockwise: Command
         public var rest: Rest
 
         public init(
             stepsPerDetent: StepsPerDetent = .four,
-            clockwise: BoardCommand = BoardCommand(.volumeUp),
-            counterClockwise: BoardCommand = BoardCommand(.volumeDown),
+            clockwise: Command = .volume(.step(5)),
+            counterClockwise: Command = .volume(.step(-5)),
             rest: Rest = .initial
         ) {
             self.stepsPerDetent = stepsPerDetent
@@ -72,10 +74,10 @@ public struct QuadratureDecoder: Sendable {
     }
 
     /// Line A seen at `level`.
-    public mutating func edge(a level: Bool) -> [BoardCommand] { commands(update(a: level, b: b)) }
+    public mutating func edge(a level: Bool) -> [Command] { commands(update(a: level, b: b)) }
 
     /// Line B seen at `level`.
-    public mutating func edge(b level: Bool) -> [BoardCommand] { commands(update(a: a, b: level)) }
+    public mutating func edge(b level: Bool) -> [Command] { commands(update(a: a, b: level)) }
 
     /// Both lines' levels now; returns the detents completed, + clockwise.
     public mutating func update(a newA: Bool, b newB: Bool) -> Int {
@@ -103,7 +105,7 @@ public struct QuadratureDecoder: Sendable {
         return count < 0 ? -detents : detents
     }
 
-    private func commands(_ detents: Int) -> [BoardCommand] {
+    private func commands(_ detents: Int) -> [Command] {
         let command = detents > 0 ? settings.clockwise : settings.counterClockwise
         return Array(repeating: command, count: abs(detents))
     }

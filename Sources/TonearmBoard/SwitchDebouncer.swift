@@ -1,16 +1,18 @@
+import TonearmControlPlane
+
 /// A level switch (a mute switch, the ignition-sense line) as commands: `on` or `off` each time
 /// its debounced level changes, and once for the first level known (the one read when the line
 /// was opened), so the daemon starts in the switch's state. Pure: the caller passes times in
 /// seconds and ticks at `nextDeadline`.
 public struct SwitchDebouncer: Sendable {
     public struct Settings: Sendable, Equatable {
-        public var on: BoardCommand
-        public var off: BoardCommand
+        public var on: Command
+        public var off: Command
         /// Seconds a new level must be stable before it counts. An ignition line that dips
         /// while the engine cranks wants more than a contact does.
         public var debounce: Double
 
-        public init(on: BoardCommand, off: BoardCommand, debounce: Double = 0.020) {
+        public init(on: Command, off: Command, debounce: Double = 0.020) {
             self.on = on
             self.off = off
             self.debounce = debounce
@@ -34,13 +36,13 @@ public struct SwitchDebouncer: Sendable {
 
     /// The line seen at `on` at `time`: an edge, or the level read at start. Returns what fell
     /// due up to then.
-    public mutating func edge(on: Bool, at time: Double) -> [BoardCommand] {
+    public mutating func edge(on: Bool, at time: Double) -> [Command] {
         let due = tick(at: time)
         level.edge(on, at: now)
         return due
     }
 
-    public mutating func tick(at time: Double) -> [BoardCommand] {
+    public mutating func tick(at time: Double) -> [Command] {
         now = max(now, time)
         guard let confirmation = level.confirmation, confirmation <= now + sameTime,
             let change = level.confirm()

@@ -1,10 +1,11 @@
-import TonearmBoard
+import TonearmControlPlane
 
 // The board's controls and display: GPIO buttons, rotary encoders, the mute switch and the
-// ignition-sense line, input-event devices, and the serial display. Each names commands by
-// the remote command center's names (plus the board's own: volumeUp, volumeDown, setVolume,
-// toggleMute, muteOn, muteOff), and a name that does not exist is refused when the profile is
-// read.
+// ignition-sense line, input-event devices, and the serial display. Each names commands as
+// the control plane does (`CommandName`: the remote command center's names, the board's own
+// such as volumeUp and toggleMute, and the socket's aliases), with an argument after a space
+// where the command takes one ("skipForward 30"); the one parser (`Command.parse`) checks them
+// when the profile is read.
 
 /// A GPIO line as a profile names it: an offset (`17`) or a line name (`"GPIO17"`).
 public enum GPIOLineName: Sendable, Equatable, CustomStringConvertible, ConfigValue {
@@ -365,6 +366,13 @@ struct DisplaySection: ConfigSection {
 }
 
 extension DaemonConfig {
+    /// A command as a profile writes it: its name ("nextTrack", or an alias such as "next"),
+    /// then, after a space, its argument where it takes one ("skipForward 30", "setVolume 40").
+    public static func command(_ text: String) -> Result<Command, CommandFailure> {
+        let words = text.split(separator: " ", maxSplits: 1).map(String.init)
+        return Command.parse(words.first ?? "", argument: words.count > 1 ? words[1] : nil)
+    }
+
     static let debounceRange = 0...500
     static let longPressRange = 100...10000
     /// The largest line offset accepted: no GPIO chip on a board has more lines.
@@ -372,10 +380,14 @@ extension DaemonConfig {
 }
 
 extension ConfigCheck {
-    /// A command a board control sends: the remote command center's names and the board's own.
+    /// A command a board control sends, with its argument if any: checked by the one parser.
     func command(_ key: String, _ value: String?) throws(ConfigError) {
-        guard let value, BoardCommand(named: value) == nil else { return }
-        throw failure(.invalidValue, key, "is '\(value)', which is not a command (one of \(BoardCommand.names.joined(separator: ", ")))")
+        guard let value, case .failure(let failure) = DaemonConfig.command(value) else { return }
+        let words = value.split(separator: " ", maxSplits: 1)
+        guard let name = words.first, CommandName(named: String(name)) != nil else {
+            throw self.failure(.invalidValue, key, "is '\(value)', which is not a command (one of \(CommandName.names.joined(separator: ", ")))")
+        }
+        throw self.failure(.invalidValue, key, "is '\(value)': \(failure.message)")
     }
 
     /// A line: required, and an offset a chip can have.

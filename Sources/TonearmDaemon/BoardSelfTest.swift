@@ -2,11 +2,8 @@ import TonearmALSA
 import TonearmAudio
 import TonearmConfig
 import TonearmGPIO
+import TonearmInput
 import TonearmSerial
-
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// `tonearmd --selftest`: on a real board, checks what a profile names — the ALSA device, every
 /// GPIO chip and line, the input devices, the serial port — and says what it found. Nothing is
@@ -90,22 +87,17 @@ public enum BoardSelfTest {
     }
 
     static func inputDevices(_ pattern: String) -> Finding {
-        var matches = glob_t()
-        defer { globfree(&matches) }
-        guard glob(pattern, 0, nil, &matches) == 0, matches.gl_pathc > 0 else {
+        let paths = InputEventSource.paths(matching: pattern)
+        guard !paths.isEmpty else {
             return Finding(ok: false, text: "input '\(pattern)': no device matches (ls /dev/input/by-id/)")
         }
         var found: [String] = []
         var problems: [String] = []
-        for index in 0..<Int(matches.gl_pathc) {
-            guard let cPath = matches.gl_pathv[index] else { continue }
-            let path = String(cString: cPath)
-            let fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
-            if fd >= 0 {
-                close(fd)
-                found.append(path)
+        for path in paths {
+            if let problem = InputEventSource.openingProblem(path) {
+                problems.append("\(path): \(problem)")
             } else {
-                problems.append("\(path): \(String(cString: strerror(errno)))")
+                found.append(path)
             }
         }
         if !problems.isEmpty {

@@ -1,14 +1,16 @@
-import TonearmControlPlane
 import TonearmBoard
 import TonearmConfig
+import TonearmControlPlane
 import TonearmGPIO
 import TonearmInput
 import TonearmSerial
 
-/// Builds the board's plug-ins from a profile: GPIO controls, input-event devices, the serial
-/// display. Nothing is opened here: the sources open their devices when started, and say then
-/// what is missing. What a profile names wrongly (an unknown key name) fails here, so
-/// `tonearmd --check` refuses it too.
+/// Builds the board's plug-ins from a profile: the GPIO controls (`[[button]]`, `[[encoder]]`,
+/// `[mute_switch]`, `[ignition]`), one per `[[input]]`, the serial `[display]`. Only the GPIO
+/// lines are requested here, so a `required` one that is missing stops the daemon before it
+/// starts; input devices and the display's port are opened when their plug-in runs, which says
+/// then what is missing and keeps trying. What a profile names wrongly (an unknown key name)
+/// fails here, so `tonearmd --check` refuses it too.
 public enum BoardSetup {
     /// Checks what only the board modules can check (key names, display settings) without
     /// opening anything.
@@ -17,33 +19,29 @@ public enum BoardSetup {
         _ = try displaySettings(profile)
     }
 
-    static func plugIns(for profile: DaemonConfig) throws -> [any PlugIn] {
-        let board = try boardPlugIns(for: profile)
-        return board.sources.map { BoardSourcePlugIn(source: $0) } + board.displays.map { BoardDisplayPlugIn(display: $0) }
-    }
-
-    static func boardPlugIns(for profile: DaemonConfig) throws -> BoardPlugIns {
-        var plugIns = BoardPlugIns()
+    /// The board's plug-ins, in this order: the GPIO controls (if the profile has any), the
+    /// input devices, the display. `lines` stands in for libgpiod (tests).
+    public static func plugIns(
+        for profile: DaemonConfig, lines: any LineEventSource = LibgpiodLineEventSource()
+    ) throws(BoardSetupError) -> [any PlugIn] {
+        var plugIns: [any PlugIn] = []
         let controls = gpioControls(profile)
         if !controls.isEmpty {
             // Lines are requested here: a required one that is missing stops the daemon now.
             do throws(GPIOError) {
-                plugIns.sources.append(try GPIOControls(controls))
+                plugIns.append(try GPIOControls(controls, source: lines))
             } catch {
                 throw BoardSetupError(key: "required GPIO line", message: "\(error) (the profile marks it required)")
             }
         }
-        plugIns.sources += try inputs(profile)
+        plugIns += try inputs(profile)
         if let settings = try displaySettings(profile) {
-            // One object both ways: it shows Now Playing and sends what is touched or typed.
-            let display: SerialDisplay
+            // One plug-in both ways: it shows Now Playing and sends what is touched or typed.
             do throws(SerialError) {
-                display = try SerialDisplay(settings: settings)
+                plugIns.append(try SerialDisplay(settings: settings))
             } catch {
                 throw BoardSetupError(key: "display", message: error.description)
             }
-            plugIns.sources.append(display)
-            plugIns.displays.append(display)
         }
         return plugIns
     }
@@ -82,7 +80,7 @@ public enum BoardSetup {
             var touches: [NextionTouch] = []
             for (key, name) in display.touch.entries {
                 // Both were checked when the profile was read.
-                if let command = BoardCommand(named: name), let touch = NextionTouch(key: key, command: command) { touches.append(touch) }
+                if let command = Self.command(name), let touch = NextionTouch(key: key, command: command) { touches.append(touch) }
             }
             driver = .nextion(NextionSettings(components: components, touch: touches))
         }
@@ -112,16 +110,15 @@ public enum BoardSetup {
             }
             return GPIOLineSpec(chip: chip ?? gpio.chip, line: named, bias: lineBias, activeLow: activeLow, required: required)
         }
-        func command(_ name: String?) -> BoardCommand? { name.flatMap(BoardCommand.init(named:)) }
         func seconds(_ milliseconds: Int?, _ fallback: Int) -> Double { Double(milliseconds ?? fallback) / 1000 }
 
         var controls: [GPIOControl] = []
         for (index, button) in profile.buttons.enumerated() {
-            guard let press = command(button.command) else { continue }
+            guard let press = Self.command(button.command) else { continue }
             let hold: ButtonRecognizer.Settings.Hold
             if let repeatMilliseconds = button.repeatMilliseconds {
                 hold = .repeats(delay: Double(button.repeatDelayMilliseconds) / 1000, interval: Double(repeatMilliseconds) / 1000)
-            } else if let long = command(button.longPressCommand) {
+            } else if let long = Self.command(button.longPressCommand) {
                 hold = .longPress(long, after: seconds(button.longPressMilliseconds, gpio.longPressMilliseconds))
             } else {
                 hold = .none
@@ -132,11 +129,9 @@ public enum BoardSetup {
                 ButtonRecognizer.Settings(press: press, hold: hold, debounce: seconds(button.debounceMilliseconds, gpio.debounceMilliseconds))))
         }
         for (index, encoder) in profile.encoders.enumerated() {
-            guard var clockwise = command(encoder.clockwise), var counterClockwise = command(encoder.counterclockwise),
+            guard let clockwise = knob(encoder.clockwise, encoder.stepPercent),
+                  let counterClockwise = knob(encoder.counterclockwise, encoder.stepPercent),
                   let steps = QuadratureDecoder.StepsPerDetent(rawValue: encoder.stepsPerDetent) else { continue }
-            // A knob's step is the profile's, not a key's 5 %.
-            if [.volumeUp, .volumeDown].contains(clockwise.name) { clockwise.value = encoder.stepPercent }
-            if [.volumeUp, .volumeDown].contains(counterClockwise.name) { counterClockwise.value = encoder.stepPercent }
             controls.append(.encoder(
                 encoder.name ?? "encoder[\(index + 1)]",
                 a: spec(encoder.chip, encoder.lineA, encoder.bias, encoder.activeLow, encoder.required),
@@ -146,25 +141,37 @@ public enum BoardSetup {
         if let mute = profile.muteSwitch {
             controls.append(.levelSwitch(
                 "mute switch", line: spec(mute.chip, mute.line, mute.bias, mute.activeLow, mute.required),
-                SwitchDebouncer.Settings(on: BoardCommand(.muteOn), off: BoardCommand(.muteOff),
+                SwitchDebouncer.Settings(on: .mute(.on), off: .mute(.off),
                                          debounce: seconds(mute.debounceMilliseconds, gpio.debounceMilliseconds))))
         }
         if let ignition = profile.ignition {
             controls.append(.levelSwitch(
                 "ignition", line: spec(ignition.chip, ignition.line, ignition.bias, ignition.activeLow, ignition.required),
-                SwitchDebouncer.Settings(on: BoardCommand(.ignitionOn), off: BoardCommand(.ignitionOff),
+                SwitchDebouncer.Settings(on: .ignition(on: true), off: .ignition(on: false),
                                          debounce: seconds(ignition.debounceMilliseconds, gpio.debounceMilliseconds))))
         }
         return controls
     }
 
-    static func inputs(_ profile: DaemonConfig) throws(BoardSetupError) -> [BoardCommandSource] {
-        var sources: [BoardCommandSource] = []
+    /// A command the profile names; it was checked when the profile was read.
+    static func command(_ text: String?) -> Command? {
+        text.flatMap { try? DaemonConfig.command($0).get() }
+    }
+
+    /// An encoder's command: a volume step without an argument turns by the knob's
+    /// `step_percent`, not a key's 5 %.
+    static func knob(_ text: String?, _ stepPercent: Double) -> Command? {
+        guard let text, let command = Self.command(text) else { return nil }
+        guard !text.contains(" "), case .volume(.step(let step)) = command else { return command }
+        return .volume(.step(step < 0 ? -stepPercent : stepPercent))
+    }
+
+    static func inputs(_ profile: DaemonConfig) throws(BoardSetupError) -> [InputEventSource] {
+        var sources: [InputEventSource] = []
         for (index, input) in profile.inputs.enumerated() {
-            var map: [String: BoardCommand] = [:]
+            var map: [String: Command] = [:]
             for (key, name) in input.map.entries {
-                // The profile's names were checked when it was read.
-                if let command = BoardCommand(named: name) { map[key] = command }
+                if let command = Self.command(name) { map[key] = command }
             }
             do throws(InputError) {
                 sources.append(try InputEventSource(path: input.path, map: map, grab: input.grab))

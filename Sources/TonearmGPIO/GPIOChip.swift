@@ -1,4 +1,5 @@
 import CGPIOD
+import SystemPackage
 
 #if canImport(Glibc)
 import Glibc
@@ -32,7 +33,7 @@ public struct GPIOError: Error, CustomStringConvertible, Sendable, Equatable {
         switch code {
         case 0, ENOENT, ENODEV: return "no such chip"
         case ENOTTY: return "not a GPIO chip"
-        default: return "cannot open the chip: \(String(cString: strerror(code)))"
+        default: return "cannot open the chip: \(Errno(rawValue: code))"
         }
     }
 }

@@ -1,8 +1,9 @@
 import Synchronization
 import TonearmBoard
+import TonearmControlPlane
 import TonearmSystem
 
-/// Buttons, encoders and switches on GPIO lines, as a board command source.
+/// Buttons, encoders and switches on GPIO lines, as a plug-in of the control plane.
 ///
 /// The lines are requested when this is built, so a profile that needs a line it cannot have
 /// fails there, before the daemon starts anything:
@@ -10,14 +11,16 @@ import TonearmSystem
 /// - a line that is missing, busy or unusable and `required` makes `init` throw its
 ///   `GPIOError` ("GPIO line 17 on chip 'gpiochip0': no such line (the chip has 0)"), having
 ///   released every line it requested; the daemon refuses to start with that message;
-/// - otherwise the control is left out: `leftOut` says which and why, and `start` logs one
+/// - otherwise the control is left out: `leftOut` says which and why, and `run` logs one
 ///   warning line for each ("…: no such chip; button next left out").
 ///
-/// `start` then runs a thread, "tonearm-gpio", that waits for edges with a timeout equal to the
+/// `run` then starts a thread, "tonearm-gpio", that waits for edges with a timeout equal to the
 /// earliest deadline any button or switch has (a debounce ending, a long press, a repeat), feeds
-/// the edges to the controls' recognizers and sends their commands. `stop` wakes and joins it
-/// and releases the lines; a stopped `GPIOControls` does not start again.
-public final class GPIOControls: BoardCommandSource, Sendable {
+/// the edges to the controls' recognizers and hands their commands, in order, to the control
+/// plane, each from its control ("button next (gpiochip0 line 17)"); each is logged at debug
+/// level with the time it was made on the lines' clock. Cancelled, `run` wakes and joins the
+/// thread and releases the lines; the lines are had once, so a second `run` does nothing.
+public final class GPIOControls: PlugIn, Sendable {
     /// A control that could not be had, and why.
     public struct LeftOut: Sendable, CustomStringConvertible {
         public var control: GPIOControl
@@ -51,7 +54,7 @@ public final class GPIOControls: BoardCommandSource, Sendable {
             }
         }
 
-        mutating func edge(_ role: Role, active: Bool, at time: Double) -> [BoardCommand] {
+        mutating func edge(_ role: Role, active: Bool, at time: Double) -> [Command] {
             switch self {
             case .button(var button):
                 defer { self = .button(button) }
@@ -67,7 +70,7 @@ public final class GPIOControls: BoardCommandSource, Sendable {
             }
         }
 
-        mutating func tick(at time: Double) -> [BoardCommand] {
+        mutating func tick(at time: Double) -> [Command] {
             switch self {
             case .button(var button):
                 defer { self = .button(button) }
@@ -82,7 +85,7 @@ public final class GPIOControls: BoardCommandSource, Sendable {
     }
 
     private enum Phase: Sendable {
-        case ready, running(NamedThread), stopped
+        case ready, running, stopped
     }
 
     private let source: any LineEventSource
@@ -91,7 +94,6 @@ public final class GPIOControls: BoardCommandSource, Sendable {
     private let machines: [Machine]
     private let machineNames: [String]
     private let phase = Mutex(Phase.ready)
-    private let stopping = Atomic(false)
 
     /// Requests every control's lines from `source` (libgpiod by default). Throws the error of
     /// the first required line that cannot be had; see the type's notes.
@@ -158,72 +160,79 @@ public final class GPIOControls: BoardCommandSource, Sendable {
         source.close()
     }
 
-    public func start(
-        send: @escaping @Sendable (BoardCommand) -> Void, log: @escaping @Sendable (BoardLogLevel, String) -> Void
-    ) {
-        phase.withLock { phase in
-            guard case .ready = phase else {
-                if case .stopped = phase { log(.warning, "GPIO controls were stopped and do not start again") }
-                return
-            }
-            for problem in leftOut { log(.warning, problem.description) }
-            guard !machines.isEmpty else {
-                log(.info, "no GPIO controls to watch")
-                return
-            }
-            log(.info, name)
-            phase = .running(NamedThread(name: "tonearm-gpio") { [self] in run(send: send, log: log) })
-        }
-    }
+    /// Required when any of its controls is: the daemon does not run without it.
+    public var isRequired: Bool { available.contains(where: \.isRequired) }
 
-    public func stop() {
-        let thread = phase.withLock { phase -> NamedThread?? in
-            switch phase {
-            case .stopped:
-                return .none
-            case .ready:
-                phase = .stopped
-                return .some(nil)
-            case .running(let thread):
-                phase = .stopped
-                return .some(thread)
+    public func run(_ plane: any ControlPlane, log: PlugInLog) async throws {
+        let first = phase.withLock { phase in
+            guard case .ready = phase else { return false }
+            phase = .running
+            return true
+        }
+        guard first else {
+            log.warning("GPIO controls were stopped and do not start again")
+            return
+        }
+        for problem in leftOut { log.warning(problem.description) }
+        let forwarder = CommandForwarder()
+        var loop: DeviceLoop?
+        if machines.isEmpty {
+            log.info("no GPIO controls to watch")
+        } else {
+            log.info(name)
+            loop = DeviceLoop(name: "tonearm-gpio", wake: source.wake) { [self] isStopping in
+                watch(forwarder, log: log, isStopping: isStopping)
             }
         }
-        guard let thread else { return }
-        stopping.store(true, ordering: .releasing)
-        source.wake()
-        thread?.join()
+        // Until cancelled: the daemon stops.
+        await forwarder.forward(to: plane, log: log)
+        loop?.stop()
         source.close()
+        phase.withLock { $0 = .stopped }
     }
 
-    private func run(send: @Sendable (BoardCommand) -> Void, log: @Sendable (BoardLogLevel, String) -> Void) {
+    /// The thread: edges and deadlines into the recognizers, their commands to `forwarder`.
+    private func watch(_ forwarder: CommandForwarder, log: PlugInLog, isStopping: () -> Bool) {
         var machines = self.machines
+        func send(_ commands: [Command], from machine: Int, at time: Double) {
+            for command in commands {
+                log(.debug, "\(machineNames[machine]): \(command) at \(Self.milliseconds(time))")
+                forwarder.send(command, from: machineNames[machine])
+            }
+        }
         // A switch's first level is the one read when its line was opened.
         let start = source.now()
         for index in machines.indices {
             if case .levelSwitch(_, let initial) = machines[index] {
-                machines[index].edge(.only, active: initial, at: start).forEach(send)
+                send(machines[index].edge(.only, active: initial, at: start), from: index, at: start)
             }
         }
-        while !stopping.load(ordering: .acquiring) {
+        while !isStopping() {
             let deadline = machines.compactMap(\.nextDeadline).min()
             let events = source.wait(until: deadline)
-            guard !stopping.load(ordering: .acquiring) else { break }
+            guard !isStopping() else { break }
+            let now = source.now()
             for event in events {
                 switch event {
                 case .edge(let line, let active, let at):
                     guard line >= 0, line < owners.count, let owner = owners[line] else { continue }
-                    machines[owner.machine].edge(owner.role, active: active, at: at).forEach(send)
+                    send(machines[owner.machine].edge(owner.role, active: active, at: at), from: owner.machine, at: now)
                 case .lost(let line, let error):
                     guard line >= 0, line < owners.count, let owner = owners[line] else { continue }
                     machines[owner.machine] = .gone
-                    log(.warning, "\(error); \(machineNames[owner.machine]) no longer works")
+                    log.warning("\(error); \(machineNames[owner.machine]) no longer works")
                 }
             }
-            let now = source.now()
             for index in machines.indices {
-                machines[index].tick(at: now).forEach(send)
+                send(machines[index].tick(at: now), from: index, at: now)
             }
         }
+    }
+
+    /// "3.620": seconds to the millisecond, for the debug log.
+    private static func milliseconds(_ time: Double) -> String {
+        let value = Int((time * 1000).rounded())
+        let fraction = value % 1000
+        return "\(value / 1000).\(fraction < 10 ? "00" : fraction < 100 ? "0" : "")\(fraction)"
     }
 }

@@ -1,4 +1,5 @@
 import CGPIOD
+import SystemPackage
 import TonearmSystem
 
 #if canImport(Glibc)
@@ -7,7 +8,7 @@ import Glibc
 
 /// GPIO lines through libgpiod 1.6: each line requested for both-edge events (bias and
 /// active-low as flags, so the kernel reports logical levels), its level read once, then only
-/// edge events: `poll` on the lines' event descriptors and a wake pipe, never the values.
+/// edge events: the lines' event descriptors waited for in a `DevicePoll`, never the values.
 ///
 /// libgpiod 2 would request all lines in one `gpiod_line_request` and read events from its one
 /// descriptor; nothing of that shows outside this file.
@@ -18,14 +19,14 @@ public final class LibgpiodLineEventSource: LineEventSource, @unchecked Sendable
         let index: Int
         let spec: GPIOLineSpec
         let line: OpaquePointer
-        let descriptor: Int32
+        let descriptor: FileDescriptor
     }
 
     /// Chips stay open while their lines are requested, by the name the profile used.
     private var chips: [String: GPIOChip] = [:]
     private var requested: [Requested] = []
-    /// Wakes `wait`'s poll.
-    private let wakePipe = WakePipe()
+    /// `wait`'s poll, which `wake` wakes.
+    private let devices = DevicePoll()
 
     public init() {}
 
@@ -43,7 +44,7 @@ public final class LibgpiodLineEventSource: LineEventSource, @unchecked Sendable
 
     private func request(_ spec: GPIOLineSpec, index: Int, consumer: String) throws(GPIOError) -> Bool {
         let lineName = spec.line.description
-        if let wakeFailure = wakePipe.failure {
+        if let wakeFailure = devices.failure {
             throw GPIOError(chip: spec.chip, line: lineName, reason: "cannot make a wake-up pipe: \(wakeFailure)")
         }
         let chip: GPIOChip
@@ -66,7 +67,7 @@ public final class LibgpiodLineEventSource: LineEventSource, @unchecked Sendable
             offset = try chip.lineOffset(named: name)
         }
         func failure(_ what: String) -> GPIOError {
-            GPIOError(chip: spec.chip, line: lineName, reason: "\(what): \(String(cString: strerror(errno)))")
+            GPIOError(chip: spec.chip, line: lineName, reason: "\(what): \(Errno(rawValue: errno))")
         }
         guard let line = gpiod_chip_get_line(chip.chip, UInt32(offset)) else {
             throw failure("cannot get the line")
@@ -98,35 +99,26 @@ public final class LibgpiodLineEventSource: LineEventSource, @unchecked Sendable
             gpiod_line_release(line)
             throw error
         }
-        requested.append(Requested(index: index, spec: spec, line: line, descriptor: descriptor))
+        requested.append(Requested(index: index, spec: spec, line: line, descriptor: FileDescriptor(rawValue: descriptor)))
         return value == 1
     }
 
     public func now() -> Double { monotonicSeconds() }
 
     public func wait(until deadline: Double?) -> [LineEvent] {
-        var descriptors = [pollfd(fd: wakePipe.descriptor, events: Int16(POLLIN), revents: 0)]
-        for line in requested {
-            descriptors.append(pollfd(fd: line.descriptor, events: Int16(POLLIN), revents: 0))
-        }
-        var timeout: Int32 = -1
-        if let deadline {
-            // Rounded up: waking a little early would only find nothing due and wait again.
-            let milliseconds = ((deadline - now()) * 1000).rounded(.up)
-            timeout = Int32(max(0, min(milliseconds, 3_600_000)))
-        }
-        guard poll(&descriptors, nfds_t(descriptors.count), timeout) > 0 else { return [] }
-        if descriptors[0].revents != 0 { wakePipe.drain() }
+        guard let ready = try? devices.wait(for: requested.map { ($0.descriptor, .readable) }, until: deadline),
+              ready.contains(where: { !$0.isEmpty })
+        else { return [] }
         let readAt = now()
         var edges: [LineEvent] = []
         var lost: [LineEvent] = []
         var buffer = [gpiod_line_event](repeating: gpiod_line_event(), count: 16)
         for (position, line) in requested.enumerated() {
-            let revents = descriptors[position + 1].revents
-            guard revents != 0 else { continue }
-            let count = revents & Int16(POLLIN) != 0 ? gpiod_line_event_read_multiple(line.line, &buffer, UInt32(buffer.count)) : -1
+            guard !ready[position].isEmpty else { continue }
+            errno = 0
+            let count = ready[position].contains(.readable) ? gpiod_line_event_read_multiple(line.line, &buffer, UInt32(buffer.count)) : -1
             guard count >= 0 else {
-                let reason = errno == 0 ? "the line stopped reporting events" : "cannot read events: \(String(cString: strerror(errno)))"
+                let reason = errno == 0 ? "the line stopped reporting events" : "cannot read events: \(Errno(rawValue: errno))"
                 lost.append(.lost(line: line.index, GPIOError(chip: line.spec.chip, line: line.spec.line.description, reason: reason)))
                 continue
             }
@@ -150,7 +142,7 @@ public final class LibgpiodLineEventSource: LineEventSource, @unchecked Sendable
     }
 
     public func wake() {
-        wakePipe.wake()
+        devices.wake()
     }
 
     public func close() {

@@ -1,16 +1,17 @@
+import SystemPackage
+import TonearmControlPlane
+import TonearmSystem
+
 #if canImport(Glibc)
 import Glibc
 #endif
-import TonearmBoard
-import TonearmSystem
 
-/// The "tonearm-input" thread of one source: one `poll` over the wake pipe and every open
-/// device; opens what is missing every `retryInterval`. Only this thread touches it once it
-/// runs.
+/// The "tonearm-input" thread of one source: one wait over every open device; opens what is
+/// missing every `retryInterval`. Only this thread touches it once it runs.
 final class InputDeviceLoop: @unchecked Sendable {
     private struct Device {
         let path: String
-        let fd: Int32
+        let descriptor: FileDescriptor
         let isFIFO: Bool
         var framer = InputRecordFramer()
         var interpreter: InputKeyInterpreter
@@ -19,72 +20,57 @@ final class InputDeviceLoop: @unchecked Sendable {
     private let pattern: String
     private let isPattern: Bool
     private let keyMap: InputKeyMap
-    private let retryInterval: Double
     private let grab: Bool
-    private let signal: StopSignal
-    private let send: @Sendable (BoardCommand) -> Void
-    private let log: @Sendable (BoardLogLevel, String) -> Void
+    private let poll: DevicePoll
+    private let send: @Sendable (Command, String) -> Void
+    private let log: PlugInLog
 
     private var devices: [Device] = []
-    /// The last problem logged for each path that is not open, so each is logged once: a
-    /// missing device is said to be missing when it first is, not every retry.
-    private var reported: [String: String] = [:]
-    /// The pattern matched nothing and that has been said (or a device it matched was lost,
-    /// which said "waiting for it").
-    private var emptyPatternReported = false
-    private var nextAttempt = 0.0
+    /// When to try again, and what has been said about each path that is not open (the
+    /// pattern itself for "no device matches").
+    private var reopening: Reopening
     private let readBuffer = UnsafeMutableRawBufferPointer.allocate(
         byteCount: 64 * InputEvent.recordSize, alignment: MemoryLayout<Int>.alignment)
 
     init(
-        pattern: String, keyMap: InputKeyMap, retryInterval: Double, grab: Bool, signal: StopSignal,
-        send: @escaping @Sendable (BoardCommand) -> Void, log: @escaping @Sendable (BoardLogLevel, String) -> Void
+        pattern: String, keyMap: InputKeyMap, retryInterval: Double, grab: Bool, devices: DevicePoll,
+        send: @escaping @Sendable (Command, String) -> Void, log: PlugInLog
     ) {
         self.pattern = pattern
         self.isPattern = pattern.contains { "*?[".contains($0) }
         self.keyMap = keyMap
-        self.retryInterval = retryInterval
         self.grab = grab
-        self.signal = signal
+        self.poll = devices
         self.send = send
         self.log = log
+        reopening = Reopening(interval: retryInterval)
     }
 
     deinit { readBuffer.deallocate() }
 
-    func run() {
+    func run(isStopping: () -> Bool) {
         defer {
-            for device in devices { close(device.fd) }
+            for device in devices { try? device.descriptor.close() }
             devices = []
         }
-        while !signal.isRaised {
+        while !isStopping() {
             // A pattern is expanded again every time, so a second remote plugged in is read too.
             let attempting = isPattern || devices.isEmpty
-            if attempting, monotonicSeconds() >= nextAttempt {
+            if attempting, reopening.isDue(at: monotonicSeconds()) {
                 openMissingDevices()
-                nextAttempt = monotonicSeconds() + retryInterval
+                reopening.attempted(at: monotonicSeconds())
             }
-
-            var descriptors = [pollfd(fd: signal.pipe.descriptor, events: Int16(POLLIN), revents: 0)]
-            for device in devices { descriptors.append(pollfd(fd: device.fd, events: Int16(POLLIN), revents: 0)) }
-            var timeout: Int32 = -1
-            if isPattern || devices.isEmpty {
-                timeout = Int32(max(0, min(60_000, ((nextAttempt - monotonicSeconds()) * 1000).rounded(.up))))
-            }
-            if signal.pipe.descriptor < 0 { timeout = timeout < 0 ? 100 : min(timeout, 100) }
-
-            let ready = poll(&descriptors, nfds_t(descriptors.count), timeout)
-            if ready < 0 {
-                if errno != EINTR {
-                    report(pattern, as: "poll", .error, "input \(pattern): poll failed (\(String(cString: strerror(errno))))")
-                    sleepMilliseconds(100)
-                }
+            let ready: [PollEvents]
+            do throws(Errno) {
+                ready = try poll.wait(for: devices.map { ($0.descriptor, .readable) }, until: attempting ? reopening.nextAttempt : nil)
+            } catch {
+                if reopening.failed(pattern, "poll") { log.error("input \(pattern): poll failed (\(error))") }
+                sleepMilliseconds(100)
                 continue
             }
-            if descriptors[0].revents != 0 { continue }  // stop() wrote to the pipe
             // Backwards, so losing a device does not move the ones still to be served.
-            for index in devices.indices.reversed() where descriptors[index + 1].revents != 0 {
-                serve(index, events: descriptors[index + 1].revents)
+            for index in devices.indices.reversed() where !ready[index].isEmpty {
+                serve(index, events: ready[index])
             }
         }
     }
@@ -94,38 +80,42 @@ final class InputDeviceLoop: @unchecked Sendable {
     /// Reads once (poll says again if there is more, and a writer that never pauses cannot keep
     /// the thread from seeing stop); loses the device on end of file, a read error or an error
     /// poll reported.
-    private func serve(_ index: Int, events: Int16) {
-        var count: Int
-        repeat {
-            count = read(devices[index].fd, readBuffer.baseAddress, readBuffer.count)
-        } while count < 0 && errno == EINTR
-        if count > 0 {
-            let events = devices[index].framer.events(appending: UnsafeRawBufferPointer(rebasing: readBuffer[..<count]))
-            for event in events {
-                if let command = devices[index].interpreter.command(for: event) { send(command) }
+    private func serve(_ index: Int, events: PollEvents) {
+        let read: Int?
+        do throws(Errno) {
+            read = try devices[index].descriptor.readAvailable(into: readBuffer)
+        } catch {
+            lose(index, reason: error.description)
+            return
+        }
+        guard let count = read else {
+            if events.contains(.error) || events.contains(.invalid) {
+                lose(index, reason: "device error")
+            } else if events.contains(.hangUp) && !devices[index].isFIFO {
+                // A FIFO that hung up and has nothing to read has a new writer already: keep it.
+                lose(index, reason: "hung up")
             }
-        } else if count == 0 {
+            return
+        }
+        guard count > 0 else {
             // A FIFO whose last writer closed it; a device never says this.
             lose(index, reason: "end of file")
-        } else if errno != EAGAIN && errno != EWOULDBLOCK {
-            lose(index, reason: String(cString: strerror(errno)))
-        } else if events & Int16(POLLERR | POLLNVAL) != 0 {
-            lose(index, reason: "device error")
-        } else if events & Int16(POLLHUP) != 0 && !devices[index].isFIFO {
-            // A FIFO that hung up and has nothing to read has a new writer already: keep it.
-            lose(index, reason: "hung up")
+            return
+        }
+        let path = devices[index].path
+        for event in devices[index].framer.events(appending: UnsafeRawBufferPointer(rebasing: readBuffer[..<count])) {
+            if let command = devices[index].interpreter.command(for: event) { send(command, "input \(path)") }
         }
     }
 
     private func lose(_ index: Int, reason: String) {
         var device = devices.remove(at: index)
-        close(device.fd)
-        for command in device.interpreter.releaseHeld() { send(command) }
-        log(.warning, "input \(device.path): gone (\(reason)); waiting for it")
-        // Not again when the next attempts find it missing.
-        reported[device.path] = "missing"
-        emptyPatternReported = true
-        nextAttempt = monotonicSeconds() + retryInterval
+        try? device.descriptor.close()
+        for command in device.interpreter.releaseHeld() { send(command, "input \(device.path)") }
+        log.warning("input \(device.path): gone (\(reason)); waiting for it")
+        // Not again when the next attempts find it missing, or the pattern matching nothing.
+        reopening.lost(device.path, as: "missing", at: monotonicSeconds())
+        if isPattern { reopening.lost(pattern, as: "no match", at: monotonicSeconds()) }
     }
 
     // MARK: Opening
@@ -135,13 +125,10 @@ final class InputDeviceLoop: @unchecked Sendable {
         if isPattern {
             paths = expandGlob(pattern)
             if paths.isEmpty {
-                if !emptyPatternReported {
-                    log(.warning, "input \(pattern): no device matches; waiting for one")
-                    emptyPatternReported = true
-                }
+                if reopening.failed(pattern, "no match") { log.warning("input \(pattern): no device matches; waiting for one") }
                 return
             }
-            emptyPatternReported = false
+            reopening.forget(pattern)
         }
         for path in paths where !devices.contains(where: { $0.path == path }) {
             openDevice(path)
@@ -149,69 +136,77 @@ final class InputDeviceLoop: @unchecked Sendable {
     }
 
     private func openDevice(_ path: String) {
-        let fd = open(path, O_RDONLY | O_NONBLOCK | O_CLOEXEC)
-        guard fd >= 0 else {
-            let error = errno
-            let reason = String(cString: strerror(error))
+        let descriptor: FileDescriptor
+        do throws(Errno) {
+            descriptor = try FileDescriptor.open(path, .readOnly, options: [.nonBlocking, .closeOnExec])
+        } catch {
             switch error {
-            case ENOENT, ENODEV, ENXIO:
-                report(path, as: "missing", .warning, "input \(path): not there (\(reason)); waiting for it")
-            case EACCES, EPERM:
-                // udev gives a new node its group a moment after the kernel makes it: only a
-                // refusal that lasts to the next attempt is worth the advice.
-                if reported[path] != "access" && reported[path] != "access once" {
-                    reported[path] = "access once"
-                    return
+            case .noSuchFileOrDirectory, .operationNotSupportedByDevice, .noSuchAddressOrDevice:
+                if reopening.failed(path, "missing") { log.warning("input \(path): not there (\(error)); waiting for it") }
+            case .permissionDenied, .notPermitted:
+                // Only a refusal that lasts to the next attempt is worth the advice.
+                if reopening.failed(path, "access", after: 2) {
+                    let user = effectiveUserName()
+                    log.error(
+                        "input \(path): cannot open (\(error)); add the user \(user) to group input "
+                            + "(usermod -aG input \(user)) or give it the device with a udev rule; trying again every "
+                            + reopening.intervalText)
                 }
-                let user = effectiveUserName()
-                report(path, as: "access", .error,
-                    "input \(path): cannot open (\(reason)); add the user \(user) to group input "
-                        + "(usermod -aG input \(user)) or give it the device with a udev rule; trying again every "
-                        + "\(formatSeconds(retryInterval))")
             default:
-                report(path, as: "errno \(error)", .error,
-                    "input \(path): cannot open (\(reason)); trying again every \(formatSeconds(retryInterval))")
+                if reopening.failed(path, "errno \(error.rawValue)") {
+                    log.error("input \(path): cannot open (\(error)); trying again every \(reopening.intervalText)")
+                }
             }
             return
         }
         // A regular file would be read from the start again after every end of file, sending
         // its keys over and over.
         var status = stat()
-        let kind = fstat(fd, &status) == 0 ? status.st_mode & S_IFMT : 0
+        let kind = fstat(descriptor.rawValue, &status) == 0 ? status.st_mode & S_IFMT : 0
         guard kind == S_IFCHR || kind == S_IFIFO else {
-            close(fd)
+            try? descriptor.close()
             let what = kind == S_IFREG ? "a regular file" : kind == S_IFDIR ? "a directory" : "not a device"
-            report(path, as: "kind", .error,
-                "input \(path): not an input device or a FIFO (\(what)); waiting for it to become one")
+            if reopening.failed(path, "kind") {
+                log.error("input \(path): not an input device or a FIFO (\(what)); waiting for it to become one")
+            }
             return
         }
-        devices.append(Device(path: path, fd: fd, isFIFO: kind == S_IFIFO, interpreter: InputKeyInterpreter(map: keyMap)))
-        reported[path] = nil
+        devices.append(Device(path: path, descriptor: descriptor, isFIFO: kind == S_IFIFO, interpreter: InputKeyInterpreter(map: keyMap)))
+        _ = reopening.opened(path)
         // Closing the descriptor (a lost device, stop) gives the grab back.
         guard grab && kind == S_IFCHR else {
-            log(.info, "input \(path): opened")
+            log.info("input \(path): opened")
             return
         }
-        if ioctl(fd, evdevGrab, 1 as CInt) == 0 {
-            log(.info, "input \(path): opened and grabbed (its keys reach no other reader)")
+        if ioctl(descriptor.rawValue, evdevGrab, 1 as CInt) == 0 {
+            log.info("input \(path): opened and grabbed (its keys reach no other reader)")
         } else {
-            let error = errno
-            let holder = error == EBUSY ? ": another program holds it" : ""
-            log(.warning, "input \(path): opened, but cannot grab it (\(String(cString: strerror(error)))\(holder)); "
-                + "its keys reach other readers too")
+            let error = Errno(rawValue: errno)
+            let holder = error == .resourceBusy ? ": another program holds it" : ""
+            log.warning("input \(path): opened, but cannot grab it (\(error)\(holder)); its keys reach other readers too")
         }
-    }
-
-    /// Logs `message` unless `problem` is what was last logged for `path`.
-    private func report(_ path: String, as problem: String, _ level: BoardLogLevel, _ message: String) {
-        guard reported[path] != problem else { return }
-        reported[path] = problem
-        log(level, message)
     }
 }
 
 /// EVIOCGRAB, `_IOW('E', 0x90, int)` in <linux/input.h>: a macro Swift cannot import.
 private let evdevGrab = UInt(0x4004_4590)
+
+extension InputEventSource {
+    /// The paths `pattern` matches now, sorted (glob(3)); none when it matches nothing.
+    public static func paths(matching pattern: String) -> [String] { expandGlob(pattern) }
+
+    /// Why `path` cannot be opened for reading ("Permission denied"), or nil when it can; it
+    /// is closed again at once.
+    public static func openingProblem(_ path: String) -> String? {
+        do throws(Errno) {
+            let device = try FileDescriptor.open(path, .readOnly, options: [.nonBlocking, .closeOnExec])
+            try? device.close()
+            return nil
+        } catch {
+            return error.description
+        }
+    }
+}
 
 /// The paths `pattern` matches now, sorted (glob(3)); none when it matches nothing.
 func expandGlob(_ pattern: String) -> [String] {
@@ -234,8 +229,4 @@ private func effectiveUserName() -> String {
         return String(cString: name)
     }
     return name ?? "with uid \(uid)"
-}
-
-private func formatSeconds(_ seconds: Double) -> String {
-    seconds == seconds.rounded() ? "\(Int(seconds)) s" : "\(seconds) s"
 }

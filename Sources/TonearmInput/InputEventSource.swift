@@ -1,12 +1,10 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Synchronization
 import TonearmBoard
+import TonearmControlPlane
 import TonearmSystem
 
 /// Keys of a remote, a keyboard or a steering-wheel adapter, read as Linux input events and
-/// sent as board commands: one `[[input]]` of a profile.
+/// sent as commands: one `[[input]]` of a profile, as a plug-in of the control plane.
 ///
 /// `path` is a device (`/dev/input/event3`), a FIFO carrying the same records, or a glob(3)
 /// pattern (`/dev/input/by-id/*-event-kbd`). A pattern is read on every device it matches:
@@ -18,7 +16,11 @@ import TonearmSystem
 /// seconds, a pattern being expanded again each time, so new matches are picked up too. A
 /// scan (fast-forward, rewind) held when its device goes is ended. Nothing here stops the
 /// daemon.
-public final class InputEventSource: BoardCommandSource {
+///
+/// `run` starts the "tonearm-input" thread, which reads the devices and hands their commands,
+/// in order, to the control plane, each from "input PATH" (the device's path); cancelled, it
+/// wakes and joins the thread, and the devices are closed.
+public final class InputEventSource: PlugIn {
     /// "input /dev/input/event3".
     public let name: String
     public let path: String
@@ -27,13 +29,6 @@ public final class InputEventSource: BoardCommandSource {
     public let retryInterval: Double
     /// Each device is taken for this source alone (EVIOCGRAB) when opened.
     public let grab: Bool
-
-    private struct Running {
-        let thread: NamedThread
-        let signal: StopSignal
-    }
-
-    private let running = Mutex<Running?>(nil)
 
     public init(path: String, keyMap: InputKeyMap = InputKeyMap(), retryInterval: Double = 0.5, grab: Bool = false) {
         self.name = "input \(path)"
@@ -45,49 +40,22 @@ public final class InputEventSource: BoardCommandSource {
 
     /// A profile's `[[input]]`: its `path` and its `map` of key names or decimal codes to
     /// commands, over the default media keys (see `InputKeyMap.init(profile:)`); and `grab`.
-    public convenience init(
-        path: String, map: [String: BoardCommand], retryInterval: Double = 0.5, grab: Bool = false
-    ) throws(InputError) {
+    public convenience init(path: String, map: [String: Command], retryInterval: Double = 0.5, grab: Bool = false) throws(InputError) {
         self.init(path: path, keyMap: try InputKeyMap(profile: map), retryInterval: retryInterval, grab: grab)
     }
 
-    deinit { stop() }
-
-    /// Starts the "tonearm-input" thread. `send` and `log` are called on it. A second start
-    /// while running does nothing.
-    public func start(send: @escaping @Sendable (BoardCommand) -> Void, log: @escaping @Sendable (BoardLogLevel, String) -> Void) {
-        running.withLock { running in
-            guard running == nil else { return }
-            let signal = StopSignal()
-            if let failure = signal.pipe.failure {
-                log(.warning, "\(name): no wake-up pipe (\(failure)); stopping may take 100 ms")
-            }
-            let loop = InputDeviceLoop(
-                pattern: path, keyMap: keyMap, retryInterval: retryInterval, grab: grab, signal: signal, send: send,
-                log: log)
-            running = Running(thread: NamedThread(name: "tonearm-input") { loop.run() }, signal: signal)
+    public func run(_ plane: any ControlPlane, log: PlugInLog) async throws {
+        let forwarder = CommandForwarder()
+        let devices = DevicePoll()
+        if let failure = devices.failure {
+            log.warning("\(name): no wake-up pipe (\(failure)); stopping may take 100 ms")
         }
-    }
-
-    /// Wakes the thread, closes the devices and waits for it. Idempotent; safe from `send`.
-    public func stop() {
-        guard let stopped = running.withLock({ running in defer { running = nil }; return running }) else { return }
-        stopped.signal.raise()
-        if !stopped.thread.isCurrent { stopped.thread.join() }
-    }
-}
-
-/// Tells the input thread to finish: a flag, and a pipe its `poll` watches so it wakes at once.
-final class StopSignal: Sendable {
-    private let raised = Atomic<Bool>(false)
-    /// Its descriptor is -1 when no pipe could be made; the thread then looks at the flag
-    /// every 100 ms.
-    let pipe = WakePipe()
-
-    var isRaised: Bool { raised.load(ordering: .acquiring) }
-
-    func raise() {
-        raised.store(true, ordering: .releasing)
-        pipe.wake()
+        let reader = InputDeviceLoop(
+            pattern: path, keyMap: keyMap, retryInterval: retryInterval, grab: grab, devices: devices,
+            send: forwarder.send, log: log)
+        let loop = DeviceLoop(name: "tonearm-input", wake: devices.wake) { isStopping in reader.run(isStopping: isStopping) }
+        // Until cancelled: the daemon stops.
+        await forwarder.forward(to: plane, log: log)
+        loop.stop()
     }
 }

@@ -1,29 +1,30 @@
-import TonearmBoard
+import TonearmControlPlane
+import TonearmPlayer
 
 /// Which key sends which command: the media keys every remote and steering-wheel adapter has,
 /// plus what a profile's `[[input]]` map adds or changes.
 public struct InputKeyMap: Sendable, Equatable {
     /// The media keys, by their codes in `input-event-codes.h`.
-    public static let defaults: [UInt16: BoardCommand] = [
-        164: BoardCommand(.togglePlayPause),  // KEY_PLAYPAUSE
-        207: BoardCommand(.play),  // KEY_PLAY
-        119: BoardCommand(.pause),  // KEY_PAUSE
-        128: BoardCommand(.stop),  // KEY_STOP
-        166: BoardCommand(.stop),  // KEY_STOPCD
-        163: BoardCommand(.nextTrack),  // KEY_NEXTSONG
-        165: BoardCommand(.previousTrack),  // KEY_PREVIOUSSONG
-        208: BoardCommand(.seekForward),  // KEY_FASTFORWARD
-        168: BoardCommand(.seekBackward),  // KEY_REWIND
-        115: BoardCommand(.volumeUp),  // KEY_VOLUMEUP
-        114: BoardCommand(.volumeDown),  // KEY_VOLUMEDOWN
-        113: BoardCommand(.toggleMute),  // KEY_MUTE
+    public static let defaults: [UInt16: Command] = [
+        164: .remote(CommandRequest(.togglePlayPause)),  // KEY_PLAYPAUSE
+        207: .remote(CommandRequest(.play)),  // KEY_PLAY
+        119: .remote(CommandRequest(.pause)),  // KEY_PAUSE
+        128: .remote(CommandRequest(.stop)),  // KEY_STOP
+        166: .remote(CommandRequest(.stop)),  // KEY_STOPCD
+        163: .remote(CommandRequest(.nextTrack)),  // KEY_NEXTSONG
+        165: .remote(CommandRequest(.previousTrack)),  // KEY_PREVIOUSSONG
+        208: .remote(CommandRequest(.seekForward, scanning: .begin)),  // KEY_FASTFORWARD
+        168: .remote(CommandRequest(.seekBackward, scanning: .begin)),  // KEY_REWIND
+        115: .volume(.step(5)),  // KEY_VOLUMEUP
+        114: .volume(.step(-5)),  // KEY_VOLUMEDOWN
+        113: .mute(.toggle),  // KEY_MUTE
     ]
 
     /// Every key this map answers, by code.
-    public private(set) var commands: [UInt16: BoardCommand]
+    public private(set) var commands: [UInt16: Command]
 
     /// The defaults with `codes` added; a code in both takes the command from `codes`.
-    public init(codes: [UInt16: BoardCommand] = [:]) {
+    public init(codes: [UInt16: Command] = [:]) {
         commands = Self.defaults.merging(codes) { _, profile in profile }
     }
 
@@ -31,8 +32,8 @@ public struct InputKeyMap: Sendable, Equatable {
     /// decimal codes (see `InputKeyCodes.code(named:)`). A profile entry for a key the defaults
     /// already have replaces the default. Two entries for one code (`KEY_F1` and `59`) are
     /// refused, since only one can win.
-    public init(profile: [String: BoardCommand]) throws(InputError) {
-        var codes: [UInt16: BoardCommand] = [:]
+    public init(profile: [String: Command]) throws(InputError) {
+        var codes: [UInt16: Command] = [:]
         var spelled: [UInt16: String] = [:]
         // Sorted, so the same profile always reports the same clash.
         for key in profile.keys.sorted() {
@@ -46,7 +47,7 @@ public struct InputKeyMap: Sendable, Equatable {
         self.init(codes: codes)
     }
 
-    public func command(for code: UInt16) -> BoardCommand? { commands[code] }
+    public func command(for code: UInt16) -> Command? { commands[code] }
 }
 
 /// Turns key events into commands, one device's worth (it remembers which scans are held).
@@ -60,22 +61,20 @@ public struct InputKeyMap: Sendable, Equatable {
 public struct InputKeyInterpreter: Sendable {
     public let map: InputKeyMap
     /// Scans begun and not yet ended, by key code.
-    private var heldScans: [UInt16: BoardCommand] = [:]
+    private var heldScans: [UInt16: Command] = [:]
 
     public init(map: InputKeyMap) { self.map = map }
 
-    public mutating func command(for event: InputEvent) -> BoardCommand? {
-        guard event.type == InputEvent.key, var command = map.command(for: event.code) else { return nil }
+    public mutating func command(for event: InputEvent) -> Command? {
+        guard event.type == InputEvent.key, let command = map.command(for: event.code) else { return nil }
         switch (command.name, event.value) {
         case (.seekForward, InputEvent.KeyValue.pressed), (.seekBackward, InputEvent.KeyValue.pressed):
-            command.phase = .begin
-            heldScans[event.code] = command
-            return command
+            let begin = command.scanning(.begin)
+            heldScans[event.code] = begin
+            return begin
         case (.seekForward, InputEvent.KeyValue.released), (.seekBackward, InputEvent.KeyValue.released):
             // A release whose press came before the device was opened has nothing to end.
-            guard var held = heldScans.removeValue(forKey: event.code) else { return nil }
-            held.phase = .end
-            return held
+            return heldScans.removeValue(forKey: event.code)?.scanning(.end)
         case (.seekForward, _), (.seekBackward, _):
             return nil
         case (.volumeUp, InputEvent.KeyValue.pressed), (.volumeUp, InputEvent.KeyValue.autorepeat),
@@ -90,12 +89,8 @@ public struct InputKeyInterpreter: Sendable {
 
     /// Ends every scan still held: the device went away with a fast-forward key down, and its
     /// release will never come.
-    public mutating func releaseHeld() -> [BoardCommand] {
-        let ended = heldScans.keys.sorted().map { code -> BoardCommand in
-            var command = heldScans[code]!
-            command.phase = .end
-            return command
-        }
+    public mutating func releaseHeld() -> [Command] {
+        let ended = heldScans.keys.sorted().map { heldScans[$0]!.scanning(.end) }
         heldScans = [:]
         return ended
     }

@@ -1,4 +1,4 @@
-import TonearmBoard
+import TonearmControlPlane
 
 /// A character LCD's geometry and backpack.
 public struct HD44780Settings: Sendable, Equatable {
@@ -90,7 +90,7 @@ public struct HD44780Driver: SerialDisplayDriver {
         var since = 0.0
     }
 
-    private var state = BoardDisplayState()
+    private var state = ControlState()
     /// What the LCD shows, row by row.
     private var screen: [[UInt8]]
     private var marquees: [Marquee]
@@ -109,7 +109,7 @@ public struct HD44780Driver: SerialDisplayDriver {
         Array(repeating: Array(repeating: 0x20, count: settings.columns), count: settings.rows)
     }
 
-    public mutating func start(_ state: BoardDisplayState, now: Double) -> [UInt8] {
+    public mutating func start(_ state: ControlState, now: Double) -> [UInt8] {
         var out: [UInt8] = []
         if settings.configureBackpack {
             out += [0x7C, settings.columns == 20 ? 0x03 : 0x04, 0x7C, settings.rows == 4 ? 0x05 : 0x06]
@@ -124,7 +124,7 @@ public struct HD44780Driver: SerialDisplayDriver {
         return out + redraw(now: now)
     }
 
-    public mutating func update(_ state: BoardDisplayState, now: Double) -> [UInt8] {
+    public mutating func update(_ state: ControlState, now: Double) -> [UInt8] {
         let old = self.state
         self.state = state
         lastNow = now
@@ -158,9 +158,9 @@ public struct HD44780Driver: SerialDisplayDriver {
     private mutating func setTexts(now: Double) {
         let texts: [String]
         if settings.rows == 2 {
-            texts = [[state.title, state.artist].compactMap { $0?.isEmpty == false ? $0 : nil }.joined(separator: " - ")]
+            texts = [[state.nowPlaying.title, state.nowPlaying.artist].compactMap { $0?.isEmpty == false ? $0 : nil }.joined(separator: " - ")]
         } else {
-            texts = [state.title ?? "", state.artist ?? "", state.album ?? ""]
+            texts = [state.nowPlaying.title ?? "", state.nowPlaying.artist ?? "", state.nowPlaying.album ?? ""]
         }
         for (row, text) in texts.enumerated() {
             let bytes = DisplayText.lcdBytes(text)
@@ -175,11 +175,12 @@ public struct HD44780Driver: SerialDisplayDriver {
             (clockSeconds, nextClock) = (nil, nil)
             return
         }
-        let elapsed = state.elapsed(at: now)
+        let clock = state.nowPlaying
+        let elapsed = clock.elapsed(at: now)
         let seconds = Int((elapsed + 1e-6).rounded(.down))
         clockSeconds = seconds
-        if state.rate > 0, state.duration.map({ elapsed < $0 }) ?? true {
-            let crossing = now + (Double(seconds + 1) - elapsed) / state.rate
+        if clock.rate > 0, clock.duration.map({ elapsed < $0 }) ?? true {
+            let crossing = now + (Double(seconds + 1) - elapsed) / clock.rate
             nextClock = max(now + 1, crossing)
         } else {
             nextClock = nil
@@ -244,7 +245,7 @@ public struct HD44780Driver: SerialDisplayDriver {
             let room = width - 5
             let elapsed = clockText(Double(seconds))
             var text = elapsed
-            if let duration = state.duration { text += "/" + clockText(duration) }
+            if let duration = state.nowPlaying.duration { text += "/" + clockText(duration) }
             if text.utf8.count > room { text = elapsed }
             for (i, byte) in text.utf8.prefix(room).enumerated() { line[2 + i] = byte }
         }

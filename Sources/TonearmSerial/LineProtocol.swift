@@ -50,7 +50,8 @@
 ///   change, rate change, a new duration.
 /// - `command NAME enabled`, `command NAME disabled`: one for every command below (the
 ///   display may show only those it has a control for). A display shows a disabled command
-///   greyed out or hides it; the daemon refuses a disabled command anyway.
+///   greyed out or hides it; the daemon refuses a disabled command anyway. Volume, mute and
+///   ignition commands are always enabled.
 /// - `end`: the end of a batch; the display redraws now.
 ///
 /// Answers to the display's lines:
@@ -58,30 +59,32 @@
 /// - `pong`: to `ping`.
 /// - `error CODE DETAIL`: to a line the daemon did not use; the line is ignored. CODE is
 ///   `unknownCommand` (DETAIL: the word, cut to 32 bytes), `badArgument` (DETAIL: what the
-///   command takes), `lineTooLong` or `malformed` (not UTF-8, or a control character other
-///   than tab). At most four answers a second are sent; a display sending garbage gets no
+///   command takes, in the control plane's words: `setVolume takes percent, 0 to 100`),
+///   `lineTooLong` or `malformed` (not UTF-8, or a control character other than tab). At most four answers a second are sent; a display sending garbage gets no
 ///   flood back.
 ///
 /// ## From the display
 ///
 /// - `hello`: the display (re)started; the daemon sends everything again.
 /// - `ping`: the daemon answers `pong`.
-/// - A command, by the remote command center's name, with its argument:
+/// - A command, by its name in the control plane's vocabulary (`CommandName`: the remote
+///   command center's names and the board's own; the control socket's short aliases such as
+///   `next` and `toggle` are understood too), with its argument:
 ///
 ///       play | pause | togglePlayPause | stop | nextTrack | previousTrack
 ///       skipForward [SECONDS] | skipBackward [SECONDS]   more than 0; none: the daemon's interval
 ///       seekForward begin|end | seekBackward begin|end   a scan button pressed, released
 ///       changePlaybackPosition SECONDS                   0 or more
-///       changeRepeatMode off|one|all
-///       changeShuffleMode on|off
-///       volumeUp [STEP] | volumeDown [STEP]              percent, more than 0, at most 100
+///       changeRepeatMode [off|one|all]                   none: the next mode (off, all, one)
+///       changeShuffleMode [on|off]                       none: the other one
+///       volumeUp [STEP] | volumeDown [STEP]              percent, more than 0, at most 100; none: 5
 ///       setVolume PERCENT                                0 to 100
 ///       toggleMute | muteOn | muteOff
 ///       ignitionOn | ignitionOff
 ///
 ///   Numbers are decimal digits with an optional fraction (`30`, `42.5`): no sign, exponent
 ///   or hex. Commands get no answer when they are used; what they change comes back as
-///   state.
+///   state (a disabled command does nothing, as its `command NAME disabled` said).
 ///
 /// ## A session
 ///
@@ -102,7 +105,7 @@
 ///     → clock 12.250 0.000 562.000
 ///     → end
 ///     ← setVolume 140
-///     → error badArgument setVolume needs a percent from 0 to 100
+///     → error badArgument setVolume takes percent, 0 to 100
 public enum LineProtocol {
     /// The version `hello tonearm VERSION` announces.
     public static let version = 1

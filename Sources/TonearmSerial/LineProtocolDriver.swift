@@ -1,9 +1,9 @@
-import TonearmBoard
+import TonearmControlPlane
 
 /// The `line` protocol (see `LineProtocol`): text lines for a display on a microcontroller.
 public struct LineProtocolDriver: SerialDisplayDriver {
     /// What the display was last told; nil before `start`.
-    private var sent: BoardDisplayState?
+    private var sent: ControlState?
     /// The display's partial line.
     private var line: [UInt8] = []
     /// A line went over the limit: its bytes are dropped up to the next LF.
@@ -18,48 +18,44 @@ public struct LineProtocolDriver: SerialDisplayDriver {
 
     public mutating func tick(now: Double) -> [UInt8] { [] }
 
-    public mutating func start(_ state: BoardDisplayState, now: Double) -> [UInt8] {
+    public mutating func start(_ state: ControlState, now: Double) -> [UInt8] {
         sent = nil
         var out = Array("hello tonearm \(LineProtocol.version)\n".utf8)
         out += changes(to: state, now: now)
         return out
     }
 
-    public mutating func update(_ state: BoardDisplayState, now: Double) -> [UInt8] {
+    public mutating func update(_ state: ControlState, now: Double) -> [UInt8] {
         changes(to: state, now: now)
     }
 
     /// The lines for what differs from `sent` (everything when nothing was sent), then `end`.
-    private mutating func changes(to state: BoardDisplayState, now: Double) -> [UInt8] {
+    private mutating func changes(to state: ControlState, now: Double) -> [UInt8] {
         let old = sent
         var out: [UInt8] = []
         func emit(_ text: String) { out += text.utf8; out.append(0x0A) }
 
         if old?.transport != state.transport { emit("state \(state.transport.rawValue)") }
-        if old == nil || old?.title ?? "" != state.title ?? "" { emitText("title", state.title, into: &out) }
-        if old == nil || old?.artist ?? "" != state.artist ?? "" { emitText("artist", state.artist, into: &out) }
-        if old == nil || old?.album ?? "" != state.album ?? "" { emitText("album", state.album, into: &out) }
-        if old?.queueIndex != state.queueIndex || old?.queueCount != state.queueCount {
-            let position = state.queueIndex.map { String($0 + 1) } ?? "-"
-            emit("queue \(position) \(state.queueCount)")
+        let (was, info) = (old?.nowPlaying, state.nowPlaying)
+        if old == nil || was?.title ?? "" != info.title ?? "" { emitText("title", info.title, into: &out) }
+        if old == nil || was?.artist ?? "" != info.artist ?? "" { emitText("artist", info.artist, into: &out) }
+        if old == nil || was?.album ?? "" != info.album ?? "" { emitText("album", info.album, into: &out) }
+        if old == nil || was?.queueIndex != info.queueIndex || was?.queueCount != info.queueCount {
+            let position = info.queueIndex.map { String($0 + 1) } ?? "-"
+            emit("queue \(position) \(info.queueCount)")
         }
         let volume = percent(state.volume)
         if old.map({ percent($0.volume) }) != volume { emit("volume \(volume)") }
         if old?.muted != state.muted { emit("mute \(state.muted ? "on" : "off")") }
         if old.map({ sameClock($0, state, now: now) }) != true {
-            let duration = state.duration.map(fixed3) ?? "-"
-            emit("clock \(fixed3(state.elapsed(at: now))) \(fixed3(state.rate)) \(duration)")
+            let duration = info.duration.map(fixed3) ?? "-"
+            emit("clock \(fixed3(info.elapsed(at: now))) \(fixed3(info.rate)) \(duration)")
         }
-        for name in BoardCommand.Name.allCases where old?.isEnabled(name) != state.isEnabled(name) {
+        for name in CommandName.allCases where old?.isEnabled(name) != state.isEnabled(name) {
             emit("command \(name.rawValue) \(state.isEnabled(name) ? "enabled" : "disabled")")
         }
 
-        // The clock the display keeps is the one last sent: keep its anchor, not the new one.
-        var remembered = state
-        if let old, sameClock(old, state, now: now) {
-            (remembered.elapsed, remembered.timestamp) = (old.elapsed, old.timestamp)
-        }
-        sent = remembered
+        sent = state.keepingClock(of: old, now: now)
         guard !out.isEmpty else { return [] }
         emit("end")
         return out
@@ -144,60 +140,31 @@ public struct LineProtocolDriver: SerialDisplayDriver {
         case "ping" where arguments.isEmpty: return .reply(Array("pong\n".utf8))
         default: break
         }
-        guard let name = BoardCommand.Name(rawValue: String(first)) else {
+        guard let name = CommandName(named: String(first)) else {
             return error(.unknownCommand, prefix(first, bytes: 32))
         }
-        switch parseArguments(name, Array(arguments)) {
-        case .success(let command): return .command(command)
-        case .failure(let usage): return error(.badArgument, usage.description)
+        let argument = arguments.first.map(String.init)
+        // The protocol's own rules over the parser's: one argument at most, numbers as plain
+        // decimals, and a scan says whether it begins or ends (a display that said neither
+        // would leave it running).
+        let isScan = name == .seekForward || name == .seekBackward
+        guard arguments.count <= 1, !(isScan && argument == nil), argument.map({ !takesNumber(name) || isNumber($0) }) ?? true,
+              case .success(let command) = Command.parse(name, argument: argument)
+        else {
+            let takes = isScan ? "begin or end" : name.argument ?? "no argument"
+            return error(.badArgument, "\(name.rawValue) takes \(takes)")
         }
+        return .command(command)
     }
 
-    private struct Usage: Error, CustomStringConvertible {
-        var description: String
-    }
-
-    /// The command named `name` with its arguments, or what the command takes.
-    private static func parseArguments(_ name: BoardCommand.Name, _ words: [Substring]) -> Result<BoardCommand, Usage> {
-        let n = name.rawValue
-        func one(_ valid: (Substring) -> BoardCommand?, _ usage: String, optional: Bool = false) -> Result<BoardCommand, Usage> {
-            if words.isEmpty && optional { return .success(BoardCommand(name)) }
-            guard words.count == 1, let command = valid(words[0]) else { return .failure(Usage(description: "\(n) \(usage)")) }
-            return .success(command)
-        }
-        switch name {
-        case .skipForward, .skipBackward:
-            return one({ number($0).flatMap { $0 > 0 ? BoardCommand(name, value: $0) : nil } },
-                       "takes an optional number of seconds, more than 0", optional: true)
-        case .changePlaybackPosition:
-            return one({ number($0).map { BoardCommand(name, value: $0) } }, "needs a position in seconds, 0 or more")
-        case .setVolume:
-            return one({ number($0).flatMap { $0 <= 100 ? BoardCommand(name, value: $0) : nil } },
-                       "needs a percent from 0 to 100")
-        case .volumeUp, .volumeDown:
-            return one({ number($0).flatMap { $0 > 0 && $0 <= 100 ? BoardCommand(name, value: $0) : nil } },
-                       "takes an optional step in percent, more than 0 and at most 100", optional: true)
-        case .seekForward, .seekBackward:
-            return one({ BoardCommand.Phase(rawValue: String($0)).map { BoardCommand(name, phase: $0) } },
-                       "needs begin or end")
-        case .changeRepeatMode:
-            return one({ ["off", "one", "all"].contains($0) ? BoardCommand(name, mode: String($0)) : nil },
-                       "needs off, one or all")
-        case .changeShuffleMode:
-            return one({ ["on", "off"].contains($0) ? BoardCommand(name, mode: String($0)) : nil }, "needs on or off")
-        default:
-            guard words.isEmpty else { return .failure(Usage(description: "\(n) takes no argument")) }
-            return .success(BoardCommand(name))
-        }
+    private static func takesNumber(_ name: CommandName) -> Bool {
+        [.skipForward, .skipBackward, .changePlaybackPosition, .volumeUp, .volumeDown, .setVolume].contains(name)
     }
 
     /// Digits with an optional fraction: "30", "42.5".
-    private static func number(_ word: Substring) -> Double? {
+    private static func isNumber(_ word: String) -> Bool {
         let parts = word.split(separator: ".", maxSplits: 1, omittingEmptySubsequences: false)
-        guard word.utf8.count <= 16,
-              parts.allSatisfy({ !$0.isEmpty && $0.utf8.allSatisfy { $0 >= 0x30 && $0 <= 0x39 } })
-        else { return nil }
-        return Double(word)
+        return word.utf8.count <= 16 && parts.allSatisfy { !$0.isEmpty && $0.utf8.allSatisfy { $0 >= 0x30 && $0 <= 0x39 } }
     }
 
     /// The longest start of `text` within `bytes` UTF-8 bytes, on a character boundary.

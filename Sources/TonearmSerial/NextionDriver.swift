@@ -1,4 +1,4 @@
-import TonearmBoard
+import TonearmControlPlane
 
 /// What the driver sets on a Nextion: each field goes to one component (by name, as the
 /// Nextion Editor shows it, `page.name` for a global one on another page).
@@ -28,9 +28,9 @@ public struct NextionTouch: Sendable, Equatable {
     public var page: UInt8
     /// The component's id (not its name): what the touch event carries.
     public var component: UInt8
-    public var command: BoardCommand
+    public var command: Command
 
-    public init(page: UInt8, component: UInt8, command: BoardCommand) {
+    public init(page: UInt8, component: UInt8, command: Command) {
         self.page = page
         self.component = component
         self.command = command
@@ -38,7 +38,7 @@ public struct NextionTouch: Sendable, Equatable {
 
     /// From a profile's `"PAGE.COMPONENT"` (`"0.3"`); nil when it is not two numbers from 0
     /// to 255.
-    public init?(key: String, command: BoardCommand) {
+    public init?(key: String, command: Command) {
         let parts = key.split(separator: ".", omittingEmptySubsequences: false)
         guard parts.count == 2, let page = UInt8(parts[0]), let component = UInt8(parts[1]) else { return nil }
         self.init(page: page, component: component, command: command)
@@ -148,7 +148,7 @@ public struct NextionDriver: SerialDisplayDriver {
     public let settings: NextionSettings
     /// The page the display shows, for `tsw`.
     public private(set) var page: UInt8 = 0
-    private var sent: BoardDisplayState?
+    private var sent: ControlState?
     private var frame: [UInt8] = []
     /// The frame outgrew `maxFrameBytes`: only its end is kept.
     private var overflowed = false
@@ -168,16 +168,16 @@ public struct NextionDriver: SerialDisplayDriver {
 
     public mutating func tick(now: Double) -> [UInt8] { [] }
 
-    public mutating func start(_ state: BoardDisplayState, now: Double) -> [UInt8] {
+    public mutating func start(_ state: ControlState, now: Double) -> [UInt8] {
         sent = nil
         return Self.terminator + changes(to: state, now: now)
     }
 
-    public mutating func update(_ state: BoardDisplayState, now: Double) -> [UInt8] {
+    public mutating func update(_ state: ControlState, now: Double) -> [UInt8] {
         changes(to: state, now: now)
     }
 
-    private mutating func changes(to state: BoardDisplayState, now: Double) -> [UInt8] {
+    private mutating func changes(to state: ControlState, now: Double) -> [UInt8] {
         let old = sent
         var out: [UInt8] = []
         func set(_ field: NextionField, _ value: String) {
@@ -186,37 +186,34 @@ public struct NextionDriver: SerialDisplayDriver {
             out += Self.terminator
         }
 
-        if old == nil || old?.title ?? "" != state.title ?? "" { setText(.title, state.title ?? "", into: &out) }
-        if old == nil || old?.artist ?? "" != state.artist ?? "" { setText(.artist, state.artist ?? "", into: &out) }
-        if old == nil || old?.album ?? "" != state.album ?? "" { setText(.album, state.album ?? "", into: &out) }
+        let (was, info) = (old?.nowPlaying, state.nowPlaying)
+        if old == nil || was?.title ?? "" != info.title ?? "" { setText(.title, info.title ?? "", into: &out) }
+        if old == nil || was?.artist ?? "" != info.artist ?? "" { setText(.artist, info.artist ?? "", into: &out) }
+        if old == nil || was?.album ?? "" != info.album ?? "" { setText(.album, info.album ?? "", into: &out) }
         if old?.transport != state.transport { setText(.state, state.transport.rawValue, into: &out) }
-        if old?.queueIndex != state.queueIndex || old?.queueCount != state.queueCount {
-            setText(.queue, state.queueIndex.map { "\($0 + 1)/\(state.queueCount)" } ?? "", into: &out)
+        if old == nil || was?.queueIndex != info.queueIndex || was?.queueCount != info.queueCount {
+            setText(.queue, info.queueIndex.map { "\($0 + 1)/\(info.queueCount)" } ?? "", into: &out)
         }
         let volume = Self.percent(state.volume)
         if old.map({ Self.percent($0.volume) }) != volume { set(.volume, "val=\(volume)") }
         if old?.muted != state.muted { set(.mute, "val=\(state.muted ? 1 : 0)") }
-        let duration = state.duration.map(Self.wholeSeconds) ?? 0
-        if old.map({ $0.duration.map(Self.wholeSeconds) ?? 0 }) != duration { set(.duration, "val=\(duration)") }
+        let duration = info.duration.map(Self.wholeSeconds) ?? 0
+        if old.map({ $0.nowPlaying.duration.map(Self.wholeSeconds) ?? 0 }) != duration { set(.duration, "val=\(duration)") }
         if old.map({ sameClock($0, state, now: now) }) != true {
-            set(.elapsed, "val=\(Self.wholeSeconds(state.elapsed(at: now)))")
+            set(.elapsed, "val=\(Self.wholeSeconds(info.elapsed(at: now)))")
         }
         let running = Self.clockRuns(state)
         if old.map(Self.clockRuns) != running { set(.clock, "en=\(running ? 1 : 0)") }
         for entry in settings.touch where entry.page == page {
-            let enabled = state.isEnabled(entry.command.name)
-            if old?.isEnabled(entry.command.name) != enabled { out += "tsw \(entry.component),\(enabled ? 1 : 0)".utf8 + Self.terminator }
+            let enabled = state.isEnabled(entry.command)
+            if old?.isEnabled(entry.command) != enabled { out += "tsw \(entry.component),\(enabled ? 1 : 0)".utf8 + Self.terminator }
         }
 
-        var remembered = state
-        if let old, sameClock(old, state, now: now) {
-            (remembered.elapsed, remembered.timestamp) = (old.elapsed, old.timestamp)
-        }
-        sent = remembered
+        sent = state.keepingClock(of: old, now: now)
         return out
     }
 
-    private static func clockRuns(_ state: BoardDisplayState) -> Bool { state.transport == .playing && state.rate > 0 }
+    private static func clockRuns(_ state: ControlState) -> Bool { state.transport == .playing && state.nowPlaying.rate > 0 }
 
     private static func wholeSeconds(_ value: Double) -> Int {
         value.isFinite ? Int(min(max(0, value), Double(Int32.max)).rounded(.down)) : 0
@@ -272,13 +269,11 @@ public struct NextionDriver: SerialDisplayDriver {
         switch event {
         case .touch(let page, let component, let pressed):
             guard let entry = settings.touch.first(where: { $0.page == page && $0.component == component }) else { return nil }
-            var command = entry.command
+            let command = entry.command
             if command.name == .seekForward || command.name == .seekBackward {
-                command.phase = pressed ? .begin : .end
-            } else if !pressed {
-                return nil
+                return .command(command.scanning(pressed ? .begin : .end))
             }
-            return .command(command)
+            return pressed ? .command(command) : nil
         case .page(let page):
             self.page = page
             return .resend

@@ -1,8 +1,7 @@
-#if canImport(Glibc)
-import Glibc
-#endif
 import Synchronization
+import SystemPackage
 import TonearmBoard
+import TonearmControlPlane
 import TonearmSystem
 
 /// A serial display as a profile's `[display]` describes it.
@@ -57,28 +56,28 @@ public struct SerialDisplaySettings: Sendable, Equatable {
     }
 }
 
-/// A display on a serial port: shows what the daemon publishes and sends what it is told
-/// (touches, a microcontroller's buttons) as board commands.
+/// A display on a serial port, as a plug-in of the control plane: it follows the player, the
+/// mixer, the options and the queue, shows the control plane's snapshot after each change
+/// (only what it shows that changed goes out; nothing on a timer), and sends what it is told
+/// (touches, a microcontroller's buttons) as commands, in order, from "NAME display on PORT".
 ///
 /// One thread, "tonearm-display", owns the port: it opens it, sends the state, redraws what
 /// must be ticked (an LCD's clock and scrolling), reads and decodes what the display sends.
-/// `show` only stores the latest state and wakes the thread, so a slow or unplugged display
-/// never holds the daemon up, and states that come faster than the display takes them are
-/// skipped (the display gets the latest).
+/// A new snapshot is only stored for the thread, which is woken, so a slow or unplugged
+/// display never holds the daemon up, and states that come faster than the display takes them
+/// are skipped (the display gets the latest).
 ///
 /// A port that is missing or goes away (EIO, ENXIO, a hang-up, a failed open) is closed and
 /// opened again every `reopenInterval`, saying so once in the log; when it is back the whole
 /// state is sent again. Memory stays bounded whatever the display sends: the drivers keep at
 /// most a line or a frame of input, and output waits only for one drawing of the state plus
-/// a few replies.
-public final class SerialDisplay: BoardCommandSource, BoardDisplayPublisher {
+/// a few replies. Cancelled, `run` wakes and joins the thread; the port is closed.
+public final class SerialDisplay: PlugIn {
     public let settings: SerialDisplaySettings
     /// "nextion display on /dev/ttyUSB0".
     public let name: String
     private let clock: @Sendable () -> Double
     private let mailbox: DisplayMailbox
-    /// nil before `start` and after `stop`.
-    private let thread = Mutex<NamedThread?>(nil)
 
     /// What the thread has done, for `doctor` and tests.
     public struct Statistics: Sendable, Equatable {
@@ -93,77 +92,87 @@ public final class SerialDisplay: BoardCommandSource, BoardDisplayPublisher {
         public var repliesDropped = 0
         /// The most output that waited for the port at once.
         public var largestPendingOutput = 0
+        /// Snapshots handed to the thread (each one differed from the one before).
+        public var states = 0
     }
 
+    /// The parts of the state a display shows.
+    public static let subsystems: Set<Subsystem> = [.player, .mixer, .options, .queue]
+
     /// Checks the settings (`SerialDisplaySettings.validate`); opens nothing. `clock` gives
-    /// "now" to the drivers, on the clock of `BoardDisplayState.timestamp`.
+    /// "now" to the drivers, on the clock of `NowPlayingInfo.timestamp`.
     public init(settings: SerialDisplaySettings, clock: @escaping @Sendable () -> Double = monotonicSeconds) throws(SerialError) {
         try settings.validate()
-        let wake = WakePipe()
-        if let failure = wake.failure {
+        let devices = DevicePoll()
+        if let failure = devices.failure {
             throw SerialError(port: settings.port.path, message: "cannot start the display on \(settings.port.path): pipe: \(failure)")
         }
         self.settings = settings
         self.name = "\(settings.driver.name) display on \(settings.port.path)"
         self.clock = clock
-        mailbox = DisplayMailbox(wake: wake)
+        mailbox = DisplayMailbox(devices: devices)
     }
-
-    deinit { stop() }
 
     public var statistics: Statistics { mailbox.shared.withLock { $0.statistics } }
 
-    /// Starts the thread; it opens the port. Once: later calls, and calls after `stop`, do
-    /// nothing.
-    public func start(send: @escaping @Sendable (BoardCommand) -> Void, log: @escaping @Sendable (BoardLogLevel, String) -> Void) {
-        let (settings, clock, mailbox) = (settings, clock, mailbox)
-        thread.withLock { thread in
-            guard thread == nil, !mailbox.shared.withLock({ $0.stopping }) else { return }
-            thread = NamedThread(name: "tonearm-display") {
-                var loop = DisplayLoop(settings: settings, clock: clock, mailbox: mailbox, send: send, log: log)
-                loop.run()
+    public func run(_ plane: any ControlPlane, log: PlugInLog) async throws {
+        let first = mailbox.shared.withLock { shared in
+            defer { shared.running = true }
+            return !shared.running
+        }
+        guard first else {
+            log.warning("\(name) runs already")
+            return
+        }
+        defer { mailbox.shared.withLock { $0.running = false } }
+        // Subscribed before the snapshot is read: nothing is missed between them.
+        let changes = plane.subscribe(Self.subsystems)
+        show(await plane.snapshot())
+        let forwarder = CommandForwarder()
+        let (settings, clock, mailbox, name) = (settings, clock, mailbox, name)
+        let loop = DeviceLoop(name: "tonearm-display", wake: mailbox.devices.wake) { isStopping in
+            var loop = DisplayLoop(settings: settings, clock: clock, mailbox: mailbox, send: { forwarder.send($0, from: name) }, log: log)
+            loop.run(isStopping: isStopping)
+        }
+        // Both until cancelled: the daemon stops.
+        await withTaskGroup(of: Void.self) { group in
+            group.addTask { await forwarder.forward(to: plane, log: log) }
+            group.addTask {
+                for await _ in changes { self.show(await plane.snapshot()) }
             }
         }
+        changes.cancel()
+        loop.stop()
     }
 
-    /// Stores `state` and wakes the thread. Never waits for the port.
-    public func show(_ state: BoardDisplayState) {
-        mailbox.shared.withLock {
-            $0.state = state
-            $0.generation &+= 1
+    /// Stores `state` for the thread and wakes it, if it differs from the last one. Never
+    /// waits for the port.
+    private func show(_ state: ControlState) {
+        let changed = mailbox.shared.withLock { shared in
+            guard shared.state != state else { return false }
+            shared.state = state
+            shared.generation &+= 1
+            shared.statistics.states += 1
+            return true
         }
-        mailbox.wake.wake()
-    }
-
-    /// Wakes the thread and waits for it; the port is closed. Idempotent.
-    public func stop() {
-        mailbox.shared.withLock { $0.stopping = true }
-        let running = thread.withLock { thread in
-            defer { thread = nil }
-            return thread
-        }
-        guard let running else { return }
-        precondition(!running.isCurrent, "SerialDisplay.stop() called on its own thread")
-        mailbox.wake.wake()
-        running.join()
+        if changed { mailbox.devices.wake() }
     }
 }
 
-/// What `SerialDisplay` and its thread share: the latest state behind a lock, and the pipe
-/// that wakes the thread. The thread holds this, not the display, so a display nobody holds
-/// any more is stopped by its deinit.
+/// What `SerialDisplay` and its thread share: the latest state behind a lock, and the wait
+/// that the display wakes.
 final class DisplayMailbox: Sendable {
     struct Shared {
-        var state = BoardDisplayState()
+        var state = ControlState()
         var generation = 0
-        var stopping = false
+        var running = false
         var statistics = SerialDisplay.Statistics()
     }
 
     let shared = Mutex(Shared())
-    let wake: WakePipe
+    let devices: DevicePoll
 
-    init(wake: WakePipe) { self.wake = wake }
+    init(devices: DevicePoll) { self.devices = devices }
 
     func record(_ update: (inout SerialDisplay.Statistics) -> Void) {
         shared.withLock { update(&$0.statistics) }
@@ -175,8 +184,8 @@ private struct DisplayLoop {
     let settings: SerialDisplaySettings
     let clock: @Sendable () -> Double
     let mailbox: DisplayMailbox
-    let send: @Sendable (BoardCommand) -> Void
-    let log: @Sendable (BoardLogLevel, String) -> Void
+    let send: @Sendable (Command) -> Void
+    let log: PlugInLog
 
     var driver: any SerialDisplayDriver
     var port: SerialPort?
@@ -186,12 +195,8 @@ private struct DisplayLoop {
     /// The display knows nothing (just opened, or it asked): send everything.
     var needsStart = true
     var shownGeneration = 0
-    /// When to try opening the port again (monotonic).
-    var nextOpen = 0.0
-    /// The port is missing or went away and the log has been told: an outage is logged once,
-    /// however many opens fail.
-    var outage = false
-    var everOpened = false
+    /// When to open the port again, and what has been said about it.
+    var reopening: Reopening
     /// Replies allowed now: four a second.
     var replyAllowance = 4.0
     var replyAllowanceAt = 0.0
@@ -205,24 +210,23 @@ private struct DisplayLoop {
     static let readsPerTurn = 16
 
     init(settings: SerialDisplaySettings, clock: @escaping @Sendable () -> Double, mailbox: DisplayMailbox,
-         send: @escaping @Sendable (BoardCommand) -> Void, log: @escaping @Sendable (BoardLogLevel, String) -> Void) {
+         send: @escaping @Sendable (Command) -> Void, log: PlugInLog) {
         self.settings = settings
         self.clock = clock
         self.mailbox = mailbox
         self.send = send
         self.log = log
         driver = settings.makeDriver()
+        reopening = Reopening(interval: settings.reopenInterval)
     }
 
     var pendingOutput: Int { output.count - written }
     var path: String { settings.port.path }
 
-    mutating func run() {
-        while true {
-            mailbox.wake.drain()
-            let (state, generation, stopping) = mailbox.shared.withLock { ($0.state, $0.generation, $0.stopping) }
-            if stopping { break }
-            if port == nil && monotonicSeconds() >= nextOpen { open() }
+    mutating func run(isStopping: () -> Bool) {
+        while !isStopping() {
+            let (state, generation) = mailbox.shared.withLock { ($0.state, $0.generation) }
+            if port == nil && reopening.isDue(at: monotonicSeconds()) { open() }
             if port != nil {
                 flush()  // what the port did not take last time, then what is new
                 prepareOutput(state, generation)
@@ -234,7 +238,7 @@ private struct DisplayLoop {
     }
 
     /// Once the last output has gone: everything (after an open), the new state, or a tick.
-    mutating func prepareOutput(_ state: BoardDisplayState, _ generation: Int) {
+    mutating func prepareOutput(_ state: ControlState, _ generation: Int) {
         guard pendingOutput == 0 else { return }
         output.removeAll(keepingCapacity: true)
         written = 0
@@ -253,22 +257,21 @@ private struct DisplayLoop {
     }
 
     mutating func open() {
+        reopening.attempted(at: monotonicSeconds())
         do throws(SerialError) {
             port = try SerialPort(settings.port)
             (needsStart, output, written) = (true, [], 0)
-            if outage && everOpened {
-                log(.notice, "serial port \(path) is back: sending the \(settings.driver.name) display everything again")
-            } else {
-                log(.info, "opened serial port \(path) for the \(settings.driver.name) display at \(settings.port.baudRate) baud")
+            switch reopening.opened(path) {
+            case .back:
+                log.notice("serial port \(path) is back: sending the \(settings.driver.name) display everything again")
+            case .first:
+                log.info("opened serial port \(path) for the \(settings.driver.name) display at \(settings.port.baudRate) baud")
             }
-            (outage, everOpened) = (false, true)
             mailbox.record { $0.opens += 1 }
         } catch {
-            if !outage {
-                log(.warning, "\(error.message); trying again every \(seconds(settings.reopenInterval))")
-                outage = true
+            if reopening.failed(path, "unavailable") {
+                log.warning("\(error.message); trying again every \(reopening.intervalText)")
             }
-            nextOpen = monotonicSeconds() + settings.reopenInterval
         }
     }
 
@@ -277,9 +280,8 @@ private struct DisplayLoop {
         port?.close()
         port = nil
         (output, written, needsStart) = ([], 0, true)
-        log(.warning, "\(settings.driver.name) display lost: \(why); reopening every \(seconds(settings.reopenInterval))")
-        outage = true
-        nextOpen = monotonicSeconds() + settings.reopenInterval
+        log.warning("\(settings.driver.name) display lost: \(why); reopening every \(reopening.intervalText)")
+        reopening.lost(path, as: "unavailable", at: monotonicSeconds())
         mailbox.record { $0.losses += 1 }
     }
 
@@ -299,29 +301,23 @@ private struct DisplayLoop {
         }
     }
 
-    /// Sleeps in `poll` until the display sends something, the port takes more output, `show`
-    /// or `stop` wakes us, a tick is due or it is time to open the port again.
+    /// Sleeps until the display sends something, the port takes more output, a new state or a
+    /// stop wakes us, a tick is due or it is time to open the port again.
     mutating func waitForWork() {
-        var timeout = 1.0
+        var deadline: Double?
         if port == nil {
-            timeout = max(0, nextOpen - monotonicSeconds())
+            deadline = reopening.nextAttempt
         } else if pendingOutput == 0, let due = driver.nextTick {
-            timeout = min(timeout, max(0, due - clock()))
+            // The tick is on the drivers' clock; the wait is on the monotonic one.
+            deadline = monotonicSeconds() + max(0, due - clock())
         }
-        var fds = [pollfd(fd: mailbox.wake.descriptor, events: Int16(POLLIN), revents: 0)]
-        if let port {
-            let events = POLLIN | (pendingOutput > 0 ? POLLOUT : 0)
-            fds.append(pollfd(fd: port.descriptor, events: Int16(events), revents: 0))
-        }
-        let milliseconds = Int32(min(1000, max(1, (timeout * 1000).rounded(.up))))
-        _ = poll(&fds, nfds_t(fds.count), milliseconds)
-        if fds.count > 1 {
-            let revents = Int32(fds[1].revents)
-            if revents & (POLLIN | POLLHUP | POLLERR) != 0 {
-                readInput(hangUp: revents & (POLLHUP | POLLERR | POLLNVAL) != 0)
-            } else if revents & POLLNVAL != 0 {
-                lost("serial port \(path) is not open (POLLNVAL)")
-            }
+        var devices: [(FileDescriptor, PollEvents)] = []
+        if let file = port?.file { devices.append((file, pendingOutput > 0 ? [.readable, .writable] : .readable)) }
+        guard let ready = try? mailbox.devices.wait(for: devices, until: deadline), let events = ready.first else { return }
+        if !events.intersection([.readable, .hangUp, .error]).isEmpty {
+            readInput(hangUp: !events.intersection([.hangUp, .error, .invalid]).isEmpty)
+        } else if events.contains(.invalid) {
+            lost("serial port \(path) is not open (POLLNVAL)")
         }
     }
 
@@ -365,9 +361,3 @@ private struct DisplayLoop {
         }
     }
 }
-
-/// "1 s", "0.25 s".
-private func seconds(_ value: Double) -> String {
-    value == value.rounded() ? "\(Int(value)) s" : "\(value) s"
-}
-

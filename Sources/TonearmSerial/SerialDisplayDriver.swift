@@ -1,19 +1,20 @@
-import TonearmBoard
+import TonearmControlPlane
 
 /// One kind of serial display's protocol, as pure functions of states, times and bytes: no
 /// file descriptor, no clock of its own. `SerialDisplay`'s thread owns one and does the I/O;
 /// tests drive one directly.
 ///
-/// Times (`now`) are seconds on the clock of `BoardDisplayState.timestamp`
-/// (CLOCK_MONOTONIC in the daemon).
+/// Each shows a part of the control plane's `ControlState`: Now Playing, the transport, the
+/// queue position, volume and mute, and which commands are enabled. Times (`now`) are seconds
+/// on the clock of `NowPlayingInfo.timestamp` (CLOCK_MONOTONIC in the daemon).
 public protocol SerialDisplayDriver: Sendable {
     /// The bytes that bring a display that knows nothing (just opened, or just rebooted) to
     /// `state`. Forgets what was sent before.
-    mutating func start(_ state: BoardDisplayState, now: Double) -> [UInt8]
+    mutating func start(_ state: ControlState, now: Double) -> [UInt8]
 
     /// The bytes that change what the display shows to `state`: only what changed, nothing
     /// when nothing did.
-    mutating func update(_ state: BoardDisplayState, now: Double) -> [UInt8]
+    mutating func update(_ state: ControlState, now: Double) -> [UInt8]
 
     /// When the display must be redrawn although the state has not changed (an LCD's clock
     /// and scrolling), or nil. Always later than the `now` of the last call.
@@ -37,7 +38,7 @@ extension SerialDisplayDriver {
 /// What a display's bytes meant.
 public enum DisplayInput: Equatable, Sendable {
     /// A command for the daemon.
-    case command(BoardCommand)
+    case command(Command)
     /// Bytes to send back (an error line, `pong`). Best effort: `SerialDisplay` sends a few a
     /// second at most, and none while the display is not reading.
     case reply([UInt8])
@@ -73,7 +74,22 @@ func fixed3(_ value: Double) -> String {
 /// Whether the display's clock, last set from `sent` at `sentAt`, still agrees with `state`
 /// at `now`: same rate and duration, and positions within a quarter of a second (a state
 /// published again on the same trajectory is not a seek).
-func sameClock(_ sent: BoardDisplayState, _ state: BoardDisplayState, now: Double) -> Bool {
-    sent.rate == state.rate && sent.duration == state.duration
-        && abs(sent.elapsed(at: now) - state.elapsed(at: now)) < 0.25
+func sameClock(_ sent: ControlState, _ state: ControlState, now: Double) -> Bool {
+    let (old, new) = (sent.nowPlaying, state.nowPlaying)
+    return old.rate == new.rate && old.duration == new.duration && abs(old.elapsed(at: now) - new.elapsed(at: now)) < 0.25
+}
+
+extension ControlState {
+    /// The display keeps the clock it was last sent: a state on the same trajectory keeps that
+    /// anchor rather than the new one (so a drift never adds up to a jump).
+    func keepingClock(of sent: ControlState?, now: Double) -> ControlState {
+        guard let sent, sameClock(sent, self, now: now) else { return self }
+        var kept = self
+        (kept.nowPlaying.elapsed, kept.nowPlaying.timestamp) = (sent.nowPlaying.elapsed, sent.nowPlaying.timestamp)
+        return kept
+    }
+
+    /// Whether the command a control sends is enabled; commands without a name (none a board
+    /// sends) count as enabled.
+    func isEnabled(_ command: Command) -> Bool { command.name.map(isEnabled) ?? true }
 }

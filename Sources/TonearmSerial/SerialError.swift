@@ -1,6 +1,4 @@
-#if canImport(Glibc)
-import Glibc
-#endif
+import SystemPackage
 
 /// A serial port that could not be had, or display settings that cannot work, naming the
 /// port and the cause: "cannot open serial port /dev/ttyUSB0: No such file or directory",
@@ -22,11 +20,8 @@ public struct SerialError: Error, CustomStringConvertible, Sendable, Equatable {
 
     public var description: String { message }
 
-    /// "cannot open serial port PATH: strerror(code)".
-    static func failed(_ what: String, _ port: String, _ code: Int32) -> SerialError {
-        SerialError(port: port, message: "\(what) serial port \(port): \(errnoText(code))", code: code)
+    /// "cannot open serial port PATH: No such file or directory".
+    static func failed(_ what: String, _ port: String, _ error: Errno) -> SerialError {
+        SerialError(port: port, message: "\(what) serial port \(port): \(error)", code: error.rawValue)
     }
 }
-
-/// The text of an errno value ("No such file or directory").
-func errnoText(_ code: Int32) -> String { String(cString: strerror(code)) }

@@ -1,3 +1,6 @@
+import SystemPackage
+import TonearmSystem
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -58,21 +61,25 @@ public struct SerialPortSettings: Sendable, Equatable {
 /// (a USB adapter unplugged, a pty whose other end closed) throws from either.
 public final class SerialPort {
     public let settings: SerialPortSettings
-    /// For `poll`; -1 once closed.
-    public private(set) var descriptor: Int32
+    /// For `poll`; nil once closed.
+    public private(set) var file: FileDescriptor?
 
     public var path: String { settings.path }
+    /// The descriptor's number; -1 once closed.
+    public var descriptor: Int32 { file?.rawValue ?? -1 }
 
     public init(_ settings: SerialPortSettings) throws(SerialError) {
         try settings.validate()
         self.settings = settings
         let path = settings.path
-        var fd: Int32
-        repeat { fd = open(path, O_RDWR | O_NOCTTY | O_NONBLOCK | O_CLOEXEC) } while fd < 0 && errno == EINTR
-        guard fd >= 0 else { throw .failed("cannot open", path, errno) }
-        descriptor = fd
+        do throws(Errno) {
+            // O_NOCTTY: swift-system has no name for it.
+            file = try FileDescriptor.open(path, .readWrite, options: [.nonBlocking, .closeOnExec, .init(rawValue: O_NOCTTY)])
+        } catch {
+            throw .failed("cannot open", path, error)
+        }
         do {
-            try configure()
+            try configure(descriptor)
         } catch {
             close()
             throw error
@@ -83,19 +90,17 @@ public final class SerialPort {
 
     /// Idempotent.
     public func close() {
-        if descriptor >= 0 {
-            _ = Glibc.close(descriptor)
-            descriptor = -1
-        }
+        try? file?.close()
+        file = nil
     }
 
-    private func configure() throws(SerialError) {
+    private func configure(_ descriptor: Int32) throws(SerialError) {
         let path = settings.path
         var options = termios()
         guard tcgetattr(descriptor, &options) == 0 else {
-            let code = errno
-            let why = code == ENOTTY ? "\(errnoText(code)) (not a terminal)" : errnoText(code)
-            throw SerialError(port: path, message: "cannot configure serial port \(path): \(why)", code: code)
+            let error = Errno(rawValue: errno)
+            let why = error == .inappropriateIOCTLForDevice ? "\(error) (not a terminal)" : "\(error)"
+            throw SerialError(port: path, message: "cannot configure serial port \(path): \(why)", code: error.rawValue)
         }
         // Raw: no line editing, echo, signals or newline translation; VMIN 1 and VTIME 0, so
         // an empty port reads EAGAIN and end of file means the port hung up.
@@ -112,10 +117,10 @@ public final class SerialPort {
         let speed = SerialPortSettings.speed(for: settings.baudRate)!
         cfsetispeed(&options, speed)
         cfsetospeed(&options, speed)
-        guard tcsetattr(descriptor, TCSANOW, &options) == 0 else { throw .failed("cannot configure", path, errno) }
+        guard tcsetattr(descriptor, TCSANOW, &options) == 0 else { throw .failed("cannot configure", path, Errno(rawValue: errno)) }
         // tcsetattr succeeds if any one change took; check the rate did.
         var applied = termios()
-        guard tcgetattr(descriptor, &applied) == 0 else { throw .failed("cannot configure", path, errno) }
+        guard tcgetattr(descriptor, &applied) == 0 else { throw .failed("cannot configure", path, Errno(rawValue: errno)) }
         guard cfgetospeed(&applied) == speed else {
             throw SerialError(port: path, message: "serial port \(path) refused baud rate \(settings.baudRate)")
         }
@@ -126,38 +131,30 @@ public final class SerialPort {
     /// Reads what has arrived into `buffer`, without waiting; 0 when nothing has. Throws when
     /// the port is gone (EIO, ENXIO, or end of file: the port hung up).
     public func read(into buffer: UnsafeMutableRawBufferPointer) throws(SerialError) -> Int {
-        guard descriptor >= 0 else { throw closedError }
-        while true {
-            let n = Glibc.read(descriptor, buffer.baseAddress, buffer.count)
-            if n > 0 { return n }
-            if n == 0 {
-                throw SerialError(port: path, message: "serial port \(path) hung up")
-            }
-            switch errno {
-            case EINTR: continue
-            case EAGAIN, EWOULDBLOCK: return 0
-            case let code: throw .failed("cannot read from", path, code)
-            }
+        guard let file else { throw closedError }
+        let read: Int?
+        do throws(Errno) {
+            read = try file.readAvailable(into: buffer)
+        } catch {
+            throw .failed("cannot read from", path, error)
         }
+        guard let count = read else { return 0 }
+        guard count > 0 else { throw SerialError(port: path, message: "serial port \(path) hung up") }
+        return count
     }
 
     /// Writes as much of `bytes` as the port takes now; 0 when its buffer is full (or the
     /// other end paused us with flow control). Throws when the port is gone.
     public func write(_ bytes: UnsafeRawBufferPointer) throws(SerialError) -> Int {
-        guard descriptor >= 0 else { throw closedError }
-        guard bytes.count > 0 else { return 0 }
-        while true {
-            let n = Glibc.write(descriptor, bytes.baseAddress, bytes.count)
-            if n >= 0 { return n }
-            switch errno {
-            case EINTR: continue
-            case EAGAIN, EWOULDBLOCK: return 0
-            case let code: throw .failed("cannot write to", path, code)
-            }
+        guard let file else { throw closedError }
+        do throws(Errno) {
+            return try file.writeAvailable(bytes)
+        } catch {
+            throw .failed("cannot write to", path, error)
         }
     }
 
     private var closedError: SerialError {
-        SerialError(port: path, message: "serial port \(path) is closed", code: EBADF)
+        SerialError(port: path, message: "serial port \(path) is closed", code: Errno.badFileDescriptor.rawValue)
     }
 }

@@ -1,4 +1,5 @@
 import TonearmBoard
+import TonearmControlPlane
 import XCTest
 
 /// Recorded edge timelines through a ButtonRecognizer driven exactly as the GPIO thread drives
@@ -6,7 +7,7 @@ import XCTest
 /// was sent.
 final class ButtonRecognizerTests: XCTestCase {
     struct Sent: Equatable, CustomStringConvertible {
-        var command: BoardCommand
+        var command: Command
         var at: Double
         var description: String { "\(command) @\(at)" }
     }
@@ -31,16 +32,16 @@ final class ButtonRecognizerTests: XCTestCase {
         }
     }
 
-    func assertSent(_ sent: [Sent], _ expected: [(BoardCommand, Double)], file: StaticString = #filePath, line: UInt = #line) {
+    func assertSent(_ sent: [Sent], _ expected: [(Command, Double)], file: StaticString = #filePath, line: UInt = #line) {
         XCTAssertEqual(sent.map(\.command), expected.map(\.0), "\(sent)", file: file, line: line)
         for (got, want) in zip(sent, expected) {
             XCTAssertEqual(got.at, want.1, accuracy: 1e-6, "\(got.command)", file: file, line: line)
         }
     }
 
-    let play = BoardCommand(.togglePlayPause)
-    let next = BoardCommand(.nextTrack)
-    let up = BoardCommand(.volumeUp)
+    let play = Command("togglePlayPause")
+    let next = Command("nextTrack")
+    let up = Command("volumeUp")
 
     // MARK: Debounce
 
@@ -88,18 +89,18 @@ final class ButtonRecognizerTests: XCTestCase {
     // MARK: Long press
 
     func testAShortPressSendsThePressCommandOnRelease() {
-        let sent = play(.init(press: next, hold: .longPress(BoardCommand(.skipForward, value: 30))), [(true, 1.0), (false, 1.3)], until: 5)
+        let sent = play(.init(press: next, hold: .longPress(Command("skipForward 30"))), [(true, 1.0), (false, 1.3)], until: 5)
         assertSent(sent, [(next, 1.32)])
     }
 
     func testALongPressFiresOnceAtTheThresholdAndTheReleaseSendsNothing() {
-        let skip = BoardCommand(.skipForward, value: 30)
+        let skip = Command("skipForward 30")
         let sent = play(.init(press: next, hold: .longPress(skip)), [(true, 1.0), (false, 3.0)], until: 5)
         assertSent(sent, [(skip, 1.62)])
     }
 
     func testHeldExactlyTheThresholdIsLongAndJustUnderIsShort() {
-        let skip = BoardCommand(.skipForward, value: 30)
+        let skip = Command("skipForward 30")
         let settings = ButtonRecognizer.Settings(press: next, hold: .longPress(skip))
         // At times where press + debounce + threshold and release + debounce round differently.
         for start in [0.0, 1.0, 12.345, 86_400.1] {
@@ -113,15 +114,15 @@ final class ButtonRecognizerTests: XCTestCase {
 
     func testReleaseBounceAroundTheThresholdDoesNotCutTheHoldShort() {
         // The contact opens at 0.59 but closes again within the debounce: the press goes on.
-        let skip = BoardCommand(.skipForward, value: 30)
+        let skip = Command("skipForward 30")
         let sent = play(.init(press: next, hold: .longPress(skip)), [(true, 0), (false, 0.59), (true, 0.6), (false, 2)], until: 5)
         assertSent(sent, [(skip, 0.62)])
     }
 
     func testAHeldLongCommandIsEndedByTheRelease() {
-        let begin = BoardCommand(.seekForward, phase: .begin)
+        let begin = Command("seekForward begin")
         let sent = play(.init(press: next, hold: .longPress(begin)), [(true, 1.0), (false, 4.0), (true, 5), (false, 5.1)], until: 9)
-        assertSent(sent, [(begin, 1.62), (BoardCommand(.seekForward, phase: .end), 4.02), (next, 5.12)])
+        assertSent(sent, [(begin, 1.62), (Command("seekForward end"), 4.02), (next, 5.12)])
     }
 
     // MARK: Repeat
@@ -154,7 +155,7 @@ final class ButtonRecognizerTests: XCTestCase {
     // MARK: Start
 
     func testAButtonHeldAtStartSendsNothingUntilPressedAgain() {
-        let skip = BoardCommand(.skipForward, value: 30)
+        let skip = Command("skipForward 30")
         let sent = play(.init(press: next, hold: .longPress(skip)), [(false, 2.0), (true, 3.0), (false, 3.1)], until: 9, pressed: true)
         assertSent(sent, [(next, 3.12)])
         XCTAssertEqual(play(.init(press: up, hold: .repeats()), [(false, 2.0)], until: 9, pressed: true), [])

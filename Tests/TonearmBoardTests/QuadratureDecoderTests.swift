@@ -1,4 +1,5 @@
 import TonearmBoard
+import TonearmControlPlane
 import XCTest
 
 final class QuadratureDecoderTests: XCTestCase {
@@ -107,21 +108,21 @@ final class QuadratureDecoderTests: XCTestCase {
     }
 
     func testEdgesMapToCommandsAndLostEdgesCountNothing() {
-        var decoder = QuadratureDecoder(.init(clockwise: BoardCommand(.nextTrack), counterClockwise: BoardCommand(.previousTrack)), a: false, b: false)
+        var decoder = QuadratureDecoder(.init(clockwise: Command("nextTrack"), counterClockwise: Command("previousTrack")), a: false, b: false)
         // A clean clockwise detent, edge by edge: A rises, B rises, A falls, B falls.
         XCTAssertEqual(decoder.edge(a: true) + decoder.edge(b: true) + decoder.edge(a: false), [])
-        XCTAssertEqual(decoder.edge(b: false), [BoardCommand(.nextTrack)])
+        XCTAssertEqual(decoder.edge(b: false), [Command("nextTrack")])
         // "B rises" lost: A↑ A↓ B↓ — the detent is lost, not counted backwards.
         XCTAssertEqual(decoder.edge(a: true) + decoder.edge(a: false) + decoder.edge(b: false), [])
         // Counter-clockwise: B leads.
-        XCTAssertEqual(decoder.edge(b: true) + decoder.edge(a: true) + decoder.edge(b: false) + decoder.edge(a: false), [BoardCommand(.previousTrack)])
+        XCTAssertEqual(decoder.edge(b: true) + decoder.edge(a: true) + decoder.edge(b: false) + decoder.edge(a: false), [Command("previousTrack")])
         XCTAssertEqual(decoder.count, 0)
     }
 
     func testDefaultCommandsAreVolume() {
         let settings = QuadratureDecoder.Settings()
-        XCTAssertEqual(settings.clockwise, BoardCommand(.volumeUp))
-        XCTAssertEqual(settings.counterClockwise, BoardCommand(.volumeDown))
+        XCTAssertEqual(settings.clockwise, Command("volumeUp"))
+        XCTAssertEqual(settings.counterClockwise, Command("volumeDown"))
         XCTAssertEqual(settings.stepsPerDetent, .four)
         XCTAssertEqual(QuadratureDecoder.StepsPerDetent(rawValue: 3), nil)
     }

@@ -1,8 +1,9 @@
 import TonearmBoard
+import TonearmControlPlane
 import XCTest
 
 final class SwitchDebouncerTests: XCTestCase {
-    let ignition = SwitchDebouncer.Settings(on: BoardCommand(.ignitionOn), off: BoardCommand(.ignitionOff))
+    let ignition = SwitchDebouncer.Settings(on: Command("ignitionOn"), off: Command("ignitionOff"))
 
     /// Plays `edges` (on, at) and ticks at every deadline; returns (command, time).
     func play(_ settings: SwitchDebouncer.Settings, _ edges: [(Bool, Double)], until end: Double = 100) -> [String] {
@@ -29,7 +30,7 @@ final class SwitchDebouncerTests: XCTestCase {
         XCTAssertNil(debouncer.isOn)
         XCTAssertEqual(debouncer.edge(on: true, at: 3), [])
         XCTAssertEqual(debouncer.tick(at: 3.019), [])
-        XCTAssertEqual(debouncer.tick(at: 3.02), [BoardCommand(.ignitionOn)])
+        XCTAssertEqual(debouncer.tick(at: 3.02), [Command("ignitionOn")])
         XCTAssertEqual(debouncer.isOn, true)
         XCTAssertNil(debouncer.nextDeadline)
     }
@@ -47,14 +48,14 @@ final class SwitchDebouncerTests: XCTestCase {
     func testAGlitchShorterThanTheDebounceSendsNothing() {
         XCTAssertEqual(play(ignition, [(true, 0), (false, 1.0), (true, 1.019)]), ["ignitionOn @0.02"])
         // An ignition line that dips while cranking, with a debounce to match.
-        let cranking = SwitchDebouncer.Settings(on: BoardCommand(.ignitionOn), off: BoardCommand(.ignitionOff), debounce: 0.5)
+        let cranking = SwitchDebouncer.Settings(on: Command("ignitionOn"), off: Command("ignitionOff"), debounce: 0.5)
         XCTAssertEqual(play(cranking, [(true, 0), (false, 4.0), (true, 4.3), (false, 9), (true, 9.2), (false, 9.25)]), [
             "ignitionOn @0.5", "ignitionOff @9.75",
         ])
     }
 
     func testAMuteSwitch() {
-        let mute = SwitchDebouncer.Settings(on: BoardCommand(.muteOn), off: BoardCommand(.muteOff))
+        let mute = SwitchDebouncer.Settings(on: Command("muteOn"), off: Command("muteOff"))
         XCTAssertEqual(play(mute, [(false, 0), (true, 1), (false, 2)]), ["muteOff @0.02", "muteOn @1.02", "muteOff @2.02"])
     }
 }

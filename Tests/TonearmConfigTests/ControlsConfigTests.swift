@@ -1,4 +1,6 @@
 @testable import TonearmConfig
+import TonearmControlPlane
+import TonearmPlayer
 import XCTest
 
 /// The board's controls and display in a profile: read, defaulted and refused by name.
@@ -87,6 +89,17 @@ final class ControlsConfigTests: XCTestCase {
         XCTAssertNil(config.muteSwitch)
     }
 
+    /// The names of the control plane's one vocabulary, its aliases and arguments after a
+    /// space: the parser that reads a display's commands reads a profile's.
+    func testCommandsAreReadByTheOneParser() throws {
+        XCTAssertEqual(try DaemonConfig.command("next").get(), .remote(CommandRequest(.nextTrack)))
+        XCTAssertEqual(try DaemonConfig.command("skipForward 30").get(), .remote(CommandRequest(.skipForward, interval: 30)))
+        XCTAssertEqual(try DaemonConfig.command("setVolume 40").get(), .volume(.set(40)))
+        XCTAssertEqual(try DaemonConfig.command("toggleMute").get(), .mute(.toggle))
+        let config = try DaemonConfig.parse("[[button]]\nline = 17\ncommand = \"next\"\nlong_press_command = \"skipForward 30\"")
+        XCTAssertNoThrow(try config.validate())
+    }
+
     func refusal(_ text: String) -> String {
         do {
             _ = try DaemonConfig.parse(text, fileName: "board.toml")
@@ -101,8 +114,12 @@ final class ControlsConfigTests: XCTestCase {
                        "board.toml:2: button[1].line must be between 0 and 511, not 600")
         XCTAssertEqual(refusal("[[button]]\nline = -1\ncommand = \"play\""),
                        "board.toml:2: button[1].line must be between 0 and 511, not -1")
-        XCTAssertTrue(refusal("[[button]]\nline = 17\ncommand = \"next\"").hasPrefix(
-            "board.toml:3: button[1].command is 'next', which is not a command (one of play, pause, togglePlayPause"))
+        XCTAssertTrue(refusal("[[button]]\nline = 17\ncommand = \"nextSong\"").hasPrefix(
+            "board.toml:3: button[1].command is 'nextSong', which is not a command (one of play, pause, togglePlayPause"))
+        XCTAssertEqual(refusal("[[button]]\nline = 17\ncommand = \"setVolume\""),
+                       "board.toml:3: button[1].command is 'setVolume': setVolume takes percent, 0 to 100, not ''")
+        XCTAssertEqual(refusal("[[button]]\nline = 17\ncommand = \"skipForward -3\""),
+                       "board.toml:3: button[1].command is 'skipForward -3': skipForward takes seconds, more than 0 (optional), not '-3'")
         XCTAssertEqual(refusal("[[button]]\nline = 17"),
                        "board.toml:1: button[1].command is required: what the button does")
         XCTAssertEqual(refusal("[[button]]\ncommand = \"play\""),

@@ -1,5 +1,7 @@
-import Synchronization
+import Foundation
+import TestSupport
 import TonearmBoard
+import TonearmControlPlane
 import TonearmGPIO
 import XCTest
 
@@ -7,21 +9,13 @@ import XCTest
 /// exact commands out, each with the time on the script's clock it was sent at. The script
 /// runs on its own clock, so long presses and repeats take no real time.
 final class GPIOControlsTests: XCTestCase {
-    final class Recorder: Sendable {
-        let sent = Mutex<[String]>([])
-        let logged = Mutex<[String]>([])
-
-        func send(_ source: ScriptedLineEventSource) -> @Sendable (BoardCommand) -> Void {
-            { command in
-                let at = (source.now() * 1000).rounded() / 1000
-                self.sent.withLock { $0.append("\(command) @\(at)") }
-            }
-        }
-
-        func log(_ level: BoardLogLevel, _ text: String) { logged.withLock { $0.append("\(level): \(text)") } }
-
-        var commands: [String] { sent.withLock { $0 } }
-        var lines: [String] { logged.withLock { $0 } }
+    /// What a run sent: each command as the control plane got it, with the time on the
+    /// script's clock it was made at ("nextTrack @2.27"), from the debug log.
+    struct Run {
+        var commands: [String]
+        var log: [String]
+        var controls: GPIOControls
+        var plane: TestControlPlane
     }
 
     typealias Edge = ScriptedLineEventSource.Edge
@@ -38,31 +32,42 @@ final class GPIOControlsTests: XCTestCase {
     /// Idle buttons read high (pulled up); everything else low.
     func idle(_ offsets: [Int]) -> [Address: Bool] { Dictionary(uniqueKeysWithValues: offsets.map { (Address($0), true) }) }
 
-    /// Builds the controls, runs the script to its end, stops; returns what was sent and logged.
+    /// Builds the controls, runs the plug-in until the script has played to its end and the
+    /// plane has every command, stops; returns what was sent and logged.
     func run(
         _ controls: [GPIOControl], _ source: ScriptedLineEventSource, file: StaticString = #filePath, line: UInt = #line
-    ) throws -> (commands: [String], log: [String], controls: GPIOControls) {
+    ) throws -> Run {
         let gpio = try GPIOControls(controls, source: source)
-        let recorder = Recorder()
-        gpio.start(send: recorder.send(source), log: recorder.log)
+        let plane = TestControlPlane()
+        let log = TestLog()
+        let running = RunningPlugIn(gpio, on: plane, log: log.log)
         XCTAssertTrue(source.waitUntilFinished(timeout: 5), "the script did not play to its end", file: file, line: line)
-        gpio.stop()
-        XCTAssertFalse(source.isOpen, "stop releases the lines", file: file, line: line)
-        return (recorder.commands, recorder.lines, gpio)
+        let made = log.texts(at: .debug)
+        plane.waitForCommands(made.count)
+        XCTAssertLessThan(running.stop(), 1, "cancelled, it stops at once", file: file, line: line)
+        XCTAssertFalse(source.isOpen, "stopping releases the lines", file: file, line: line)
+        // Made (by the thread) and received (by the plane) alike, in the same order.
+        let stamped = made.map { text -> (source: String, command: String, at: String) in
+            let colon = text.range(of: ": ")!
+            let at = text.range(of: " at ", options: .backwards)!
+            return (String(text[..<colon.lowerBound]), String(text[colon.upperBound..<at.lowerBound]), String(text[at.upperBound...]))
+        }
+        XCTAssertEqual(plane.received.map(\.description), stamped.map { "\($0.source): \($0.command)" }, file: file, line: line)
+        return Run(commands: stamped.map { "\($0.command) @\(Double($0.at)!)" }, log: log.lines, controls: gpio, plane: plane)
     }
 
     let board: [GPIOControl] = [
-        .button("play", line: GPIOLineSpec(line: .offset(17), bias: .pullUp, activeLow: true), .init(press: BoardCommand(.togglePlayPause))),
+        .button("play", line: GPIOLineSpec(line: .offset(17), bias: .pullUp, activeLow: true), .init(press: Command("togglePlayPause"))),
         .button(
             "next", line: GPIOLineSpec(line: .offset(27), bias: .pullUp, activeLow: true),
-            .init(press: BoardCommand(.nextTrack), hold: .longPress(BoardCommand(.seekForward, phase: .begin)))
+            .init(press: Command("nextTrack"), hold: .longPress(Command("seekForward begin")))
         ),
         .button(
             "volume-up", line: GPIOLineSpec(line: .offset(22), bias: .pullUp, activeLow: true),
-            .init(press: BoardCommand(.volumeUp, value: 2), hold: .repeats())
+            .init(press: Command("volumeUp 2"), hold: .repeats())
         ),
         .encoder("volume", a: GPIOLineSpec(line: .offset(5)), b: GPIOLineSpec(line: .offset(6))),
-        .levelSwitch("mute", line: GPIOLineSpec(line: .offset(23)), .init(on: BoardCommand(.muteOn), off: BoardCommand(.muteOff))),
+        .levelSwitch("mute", line: GPIOLineSpec(line: .offset(23)), .init(on: Command("muteOn"), off: Command("muteOff"))),
     ]
 
     func testARecordedSessionGivesTheExactCommands() throws {
@@ -99,8 +104,8 @@ final class GPIOControlsTests: XCTestCase {
             "seekForward begin @3.62",
             "seekForward end @5.02",
             "volumeUp 2 @6.02", "volumeUp 2 @6.42", "volumeUp 2 @6.52", "volumeUp 2 @6.62", "volumeUp 2 @6.72",
-            "volumeUp @7.15", "volumeUp @7.65",
-            "volumeDown @8.003",
+            "volumeUp 5 @7.15", "volumeUp 5 @7.65",
+            "volumeDown 5 @8.003",
             "muteOn @9.022",
             "muteOff @10.02",
         ])
@@ -114,7 +119,7 @@ final class GPIOControlsTests: XCTestCase {
         let encoder: [GPIOControl] = [
             .encoder(
                 "tracks", a: GPIOLineSpec(line: .named("GPIO5")), b: GPIOLineSpec(line: .named("GPIO6")),
-                .init(clockwise: BoardCommand(.nextTrack), counterClockwise: BoardCommand(.previousTrack))
+                .init(clockwise: Command("nextTrack"), counterClockwise: Command("previousTrack"))
             )
         ]
         var edges: [Edge] = []
@@ -145,8 +150,8 @@ final class GPIOControlsTests: XCTestCase {
 
     func testAButtonHeldAtStartAndASwitchOnAtStart() throws {
         let controls: [GPIOControl] = [
-            .button("next", line: buttonLine(27), .init(press: BoardCommand(.nextTrack), hold: .longPress(BoardCommand(.skipForward, value: 30)))),
-            .levelSwitch("ignition", line: GPIOLineSpec(line: .offset(4)), .init(on: BoardCommand(.ignitionOn), off: BoardCommand(.ignitionOff), debounce: 0.5)),
+            .button("next", line: buttonLine(27), .init(press: Command("nextTrack"), hold: .longPress(Command("skipForward 30")))),
+            .levelSwitch("ignition", line: GPIOLineSpec(line: .offset(4)), .init(on: Command("ignitionOn"), off: Command("ignitionOff"), debounce: 0.5)),
         ]
         // Next is held (low) at start, released at 2, pressed briefly at 3. Ignition is on at
         // start, dips for 0.3 s while cranking, goes off at 7.
@@ -162,9 +167,9 @@ final class GPIOControlsTests: XCTestCase {
 
     func testAMissingLineIsLoggedAndItsControlLeftOut() throws {
         let controls: [GPIOControl] = [
-            .button("play", line: buttonLine(17), .init(press: BoardCommand(.togglePlayPause))),
-            .button("next", line: buttonLine(60), .init(press: BoardCommand(.nextTrack))),
-            .button("stop", line: GPIOLineSpec(chip: "gpiochip9", line: .offset(3)), .init(press: BoardCommand(.stop))),
+            .button("play", line: buttonLine(17), .init(press: Command("togglePlayPause"))),
+            .button("next", line: buttonLine(60), .init(press: Command("nextTrack"))),
+            .button("stop", line: GPIOLineSpec(chip: "gpiochip9", line: .offset(3)), .init(press: Command("stop"))),
             .encoder("volume", a: GPIOLineSpec(line: .offset(5)), b: GPIOLineSpec(line: .named("ENC_B"))),
         ]
         let source = ScriptedLineEventSource(initial: idle([17, 60]), edges: [press(17, at: 1), release(17, at: 1.1)], end: 2)
@@ -184,8 +189,8 @@ final class GPIOControlsTests: XCTestCase {
     func testARequiredLineThatIsMissingFailsConstructionAndReleasesEverything() {
         let source = ScriptedLineEventSource(chips: [.init(lineCount: 0)], edges: [], end: 1)
         let controls: [GPIOControl] = [
-            .button("play", line: buttonLine(0), .init(press: BoardCommand(.togglePlayPause))),
-            .button("next", line: buttonLine(17, required: true), .init(press: BoardCommand(.nextTrack))),
+            .button("play", line: buttonLine(0), .init(press: Command("togglePlayPause"))),
+            .button("next", line: buttonLine(17, required: true), .init(press: Command("nextTrack"))),
         ]
         XCTAssertThrowsError(try GPIOControls(controls, source: source)) { error in
             XCTAssertEqual("\(error)", "GPIO line 17 on chip 'gpiochip0': no such line (the chip has 0)")
@@ -203,21 +208,21 @@ final class GPIOControlsTests: XCTestCase {
 
     func testALineUsedTwiceIsRefusedForTheSecondControl() throws {
         let controls: [GPIOControl] = [
-            .button("play", line: buttonLine(17), .init(press: BoardCommand(.togglePlayPause))),
-            .levelSwitch("mute", line: GPIOLineSpec(line: .offset(17)), .init(on: BoardCommand(.muteOn), off: BoardCommand(.muteOff))),
+            .button("play", line: buttonLine(17), .init(press: Command("togglePlayPause"))),
+            .levelSwitch("mute", line: GPIOLineSpec(line: .offset(17)), .init(on: Command("muteOn"), off: Command("muteOff"))),
         ]
         let source = ScriptedLineEventSource(initial: idle([17]), edges: [press(17, at: 1)], end: 2)
         let result = try run(controls, source)
         XCTAssertEqual(result.commands, ["togglePlayPause @1.02"])
         XCTAssertEqual(result.log.first, "warning: GPIO line 17 on chip 'gpiochip0': already used by button play (gpiochip0 line 17); switch mute left out")
-        let required = [controls[0], .levelSwitch("mute", line: GPIOLineSpec(line: .offset(17), required: true), .init(on: BoardCommand(.muteOn), off: BoardCommand(.muteOff)))]
+        let required = [controls[0], .levelSwitch("mute", line: GPIOLineSpec(line: .offset(17), required: true), .init(on: Command("muteOn"), off: Command("muteOff")))]
         XCTAssertThrowsError(try GPIOControls(required, source: ScriptedLineEventSource(edges: [], end: 1)))
     }
 
     func testALostLineIsLoggedAndTheOthersCarryOn() throws {
         let controls: [GPIOControl] = [
-            .button("play", line: buttonLine(17), .init(press: BoardCommand(.togglePlayPause))),
-            .button("next", line: buttonLine(27), .init(press: BoardCommand(.nextTrack), hold: .longPress(BoardCommand(.skipForward, value: 30)))),
+            .button("play", line: buttonLine(17), .init(press: Command("togglePlayPause"))),
+            .button("next", line: buttonLine(27), .init(press: Command("nextTrack"), hold: .longPress(Command("skipForward 30")))),
         ]
         // Next is pressed again at 1.5 and its line is lost at 1.6, before the long press would
         // fire (2.12): a control whose line is gone sends nothing more.
@@ -231,45 +236,62 @@ final class GPIOControlsTests: XCTestCase {
 
     // MARK: Lifecycle
 
-    func testTheThreadIsNamedAndStopIsPromptAndIdempotent() throws {
+    func testTheThreadIsNamedAndStopIsPromptAndARunIsOnce() throws {
         let source = ScriptedLineEventSource(initial: idle([17]), edges: [], end: 1)
-        let gpio = try GPIOControls([.button("play", line: buttonLine(17), .init(press: BoardCommand(.togglePlayPause)))], source: source)
-        let recorder = Recorder()
-        gpio.start(send: recorder.send(source), log: recorder.log)
-        gpio.start(send: recorder.send(source), log: recorder.log)  // a second start does nothing
+        let gpio = try GPIOControls([.button("play", line: buttonLine(17), .init(press: Command("togglePlayPause")))], source: source)
+        XCTAssertFalse(gpio.isRequired)
+        let plane = TestControlPlane()
+        let log = TestLog()
+        let running = RunningPlugIn(gpio, on: plane, log: log.log)
         XCTAssertTrue(source.waitUntilFinished())
         XCTAssertTrue(threadNames().contains("tonearm-gpio"), "\(threadNames())")
+        // A second run while the first runs does nothing.
+        XCTAssertTrue(RunningPlugIn(gpio, on: plane, log: log.log).waitForEnd(timeout: 1))
         // The thread now waits with no deadline at all: only the wake-up ends it.
-        let before = Date()
-        gpio.stop()
-        XCTAssertLessThan(Date().timeIntervalSince(before), 1)
+        XCTAssertLessThan(running.stop(), 1)
         XCTAssertFalse(threadNames().contains("tonearm-gpio"))
-        gpio.stop()
-        gpio.start(send: recorder.send(source), log: recorder.log)
-        XCTAssertEqual(recorder.lines.count, 2)
-        XCTAssertEqual(recorder.lines.last, "warning: GPIO controls were stopped and do not start again")
+        XCTAssertFalse(source.isOpen, "the lines are released")
+        XCTAssertTrue(RunningPlugIn(gpio, on: plane, log: log.log).waitForEnd(timeout: 1), "the lines were had once")
+        XCTAssertEqual(log.lines.count, 3)
+        XCTAssertEqual(log.lines.last, "warning: GPIO controls were stopped and do not start again")
     }
 
-    func testStopBeforeStartReleasesTheLines() throws {
+    func testControlsNeverRunReleaseTheLines() throws {
         let source = ScriptedLineEventSource(edges: [], end: 1)
-        let gpio = try GPIOControls([.button("play", line: buttonLine(17), .init(press: BoardCommand(.togglePlayPause)))], source: source)
+        var gpio: GPIOControls? = try GPIOControls([.button("play", line: buttonLine(17), .init(press: Command("togglePlayPause")))], source: source)
         XCTAssertTrue(source.isOpen)
-        gpio.stop()
+        XCTAssertNotNil(gpio)
+        gpio = nil
         XCTAssertFalse(source.isOpen)
     }
 
     func testNoControlsAtAll() throws {
         let gpio = try GPIOControls([], source: ScriptedLineEventSource(edges: [], end: 1))
-        let recorder = Recorder()
-        gpio.start(send: { _ in }, log: recorder.log)
-        gpio.stop()
-        XCTAssertEqual(recorder.lines, ["info: no GPIO controls to watch"])
+        let log = TestLog()
+        let running = RunningPlugIn(gpio, on: TestControlPlane(), log: log.log)
+        XCTAssertTrue(log.waitFor("no GPIO controls"))
+        XCTAssertFalse(running.waitForEnd(timeout: 0.1), "it runs until the daemon stops")
+        XCTAssertLessThan(running.stop(), 1)
+        XCTAssertEqual(log.lines, ["info: no GPIO controls to watch"])
         XCTAssertEqual(gpio.name, "GPIO controls (none)")
     }
 
-    private func threadNames() -> [String] {
-        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
-        return tasks.compactMap { try? String(contentsOfFile: "/proc/self/task/\($0)/comm", encoding: .utf8) }
-            .map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
+    /// A command the control plane refuses is logged in one line, and the others go on.
+    func testADisabledCommandIsLoggedAndTheNextOneSent() throws {
+        let controls: [GPIOControl] = [
+            .button("next", line: buttonLine(27), .init(press: Command("nextTrack"))),
+            .button("play", line: buttonLine(17), .init(press: Command("togglePlayPause"))),
+        ]
+        let source = ScriptedLineEventSource(
+            initial: idle([17, 27]), edges: [press(27, at: 1), release(27, at: 1.1), press(17, at: 2), release(17, at: 2.1)], end: 3)
+        let gpio = try GPIOControls(controls, source: source)
+        let plane = TestControlPlane()
+        plane.disable([.nextTrack])
+        let log = TestLog()
+        let running = RunningPlugIn(gpio, on: plane, log: log.log)
+        XCTAssertEqual(plane.waitForCommands(2), [Command("nextTrack"), Command("togglePlayPause")])
+        running.stop()
+        XCTAssertEqual(log.texts(at: .notice), ["button next (gpiochip0 line 27): nextTrack is disabled now; ignored"])
+        XCTAssertEqual(plane.received.map(\.source), ["button next (gpiochip0 line 27)", "button play (gpiochip0 line 17)"])
     }
 }

@@ -1,5 +1,6 @@
-import Synchronization
+import TestSupport
 import TonearmBoard
+import TonearmControlPlane
 import TonearmGPIO
 import TonearmSystem
 import XCTest
@@ -33,7 +34,7 @@ final class LibgpiodLineEventSourceTests: XCTestCase {
 
     func testARequiredLineOnAMissingChipStopsConstruction() {
         let controls: [GPIOControl] = [
-            .button("play", line: GPIOLineSpec(line: .offset(17), required: true), .init(press: BoardCommand(.togglePlayPause)))
+            .button("play", line: GPIOLineSpec(line: .offset(17), required: true), .init(press: Command("togglePlayPause")))
         ]
         XCTAssertThrowsError(try GPIOControls(controls)) { error in
             XCTAssertEqual("\(error)", "GPIO line 17 on chip 'gpiochip0': no such chip")
@@ -44,7 +45,7 @@ final class LibgpiodLineEventSourceTests: XCTestCase {
 
     func testAnOptionalLineOnAMissingChipIsLeftOutWithOneLogLine() throws {
         let controls: [GPIOControl] = [
-            .button("play", line: GPIOLineSpec(line: .offset(17)), .init(press: BoardCommand(.togglePlayPause))),
+            .button("play", line: GPIOLineSpec(line: .offset(17)), .init(press: Command("togglePlayPause"))),
             .encoder("volume", a: GPIOLineSpec(chip: "gpiochip1", line: .named("ENC_A")), b: GPIOLineSpec(chip: "gpiochip1", line: .named("ENC_B"))),
         ]
         let gpio = try GPIOControls(controls)
@@ -52,10 +53,13 @@ final class LibgpiodLineEventSourceTests: XCTestCase {
             "GPIO line 17 on chip 'gpiochip0': no such chip; button play left out",
             "GPIO line ENC_A on chip 'gpiochip1': no such chip; encoder volume left out",
         ])
-        let logged = LogLines()
-        gpio.start(send: { _ in XCTFail("nothing to send") }, log: logged.append)
-        gpio.stop()
-        XCTAssertEqual(logged.lines, gpio.leftOut.map { "warning: \($0)" } + ["info: no GPIO controls to watch"])
+        let log = TestLog()
+        let plane = TestControlPlane()
+        let running = RunningPlugIn(gpio, on: plane, log: log.log)
+        XCTAssertTrue(log.waitFor("no GPIO controls to watch"))
+        running.stop()
+        XCTAssertEqual(log.lines, gpio.leftOut.map { "warning: \($0)" } + ["info: no GPIO controls to watch"])
+        XCTAssertEqual(plane.commands, [], "nothing to send")
     }
 
     /// The wait itself runs on a real machine: it keeps its deadline and wakes when told.
@@ -80,10 +84,4 @@ final class LibgpiodLineEventSourceTests: XCTestCase {
         XCTAssertLessThan(source.now() - before, 1)
         thread.join()
     }
-}
-
-final class LogLines: Sendable {
-    private let storage = Mutex<[String]>([])
-    func append(_ level: BoardLogLevel, _ text: String) { storage.withLock { $0.append("\(level): \(text)") } }
-    var lines: [String] { storage.withLock { $0 } }
 }

@@ -1,6 +1,6 @@
 import Foundation
 import TestSupport
-import TonearmBoard
+import TonearmControlPlane
 import TonearmInput
 import XCTest
 
@@ -23,10 +23,10 @@ final class InputEventTests: XCTestCase {
             bytes += press(code)
         }
         try writer.write(bytes + press(keyPlay))
-        let expected: [BoardCommand] = [
-            BoardCommand(.togglePlayPause), BoardCommand(.nextTrack), BoardCommand(.previousTrack), BoardCommand(.stop),
-            BoardCommand(.stop), BoardCommand(.pause), BoardCommand(.toggleMute), BoardCommand(.volumeUp),
-            BoardCommand(.volumeDown), BoardCommand(.play),
+        let expected: [Command] = [
+            Command("togglePlayPause"), Command("nextTrack"), Command("previousTrack"), Command("stop"),
+            Command("stop"), Command("pause"), Command("toggleMute"), Command("volumeUp"),
+            Command("volumeDown"), Command("play"),
         ]
         XCTAssertEqual(fixture.recorder.waitForCommands(expected.count), expected)
         XCTAssertEqual(fixture.recorder.logs, ["input \(fixture.fifo.path): opened"])
@@ -42,8 +42,8 @@ final class InputEventTests: XCTestCase {
         for _ in 0..<3 { bytes += key(keyNextSong, 2) }
         bytes += key(keyNextSong, 0) + key(keyPlayPause, 1) + key(keyPlayPause, 2) + key(keyPlayPause, 0)
         try writer.write(bytes + press(keyPlay))
-        let expected = Array(repeating: BoardCommand(.volumeUp), count: 4) + Array(repeating: BoardCommand(.volumeDown), count: 3)
-            + [BoardCommand(.nextTrack), BoardCommand(.togglePlayPause), BoardCommand(.play)]
+        let expected = Array(repeating: Command("volumeUp"), count: 4) + Array(repeating: Command("volumeDown"), count: 3)
+            + [Command("nextTrack"), Command("togglePlayPause"), Command("play")]
         XCTAssertEqual(fixture.recorder.waitForCommands(expected.count), expected)
     }
 
@@ -52,27 +52,27 @@ final class InputEventTests: XCTestCase {
         let writer = try fixture.writer()
         try writer.write(key(keyFastForward, 1) + key(keyFastForward, 2) + key(keyFastForward, 2) + key(keyFastForward, 0)
             + key(keyRewind, 1) + key(keyRewind, 0) + press(keyPlay))
-        let expected: [BoardCommand] = [
+        let expected: [Command] = [
             .seek(.seekForward, .begin), .seek(.seekForward, .end), .seek(.seekBackward, .begin), .seek(.seekBackward, .end),
-            BoardCommand(.play),
+            Command("play"),
         ]
         XCTAssertEqual(fixture.recorder.waitForCommands(expected.count), expected)
     }
 
     func testAProfileMapOverridesAndAddsKeys() throws {
         let map = try InputKeyMap(profile: [
-            "KEY_F1": BoardCommand(.nextTrack),
-            "KEY_NEXTSONG": BoardCommand(.skipForward, value: 30),
-            "30": BoardCommand(.previousTrack),
-            "KEY_F2": BoardCommand(.seekForward),
+            "KEY_F1": Command("nextTrack"),
+            "KEY_NEXTSONG": Command("skipForward 30"),
+            "30": Command("previousTrack"),
+            "KEY_F2": Command("seekForward"),
         ])
         let fixture = try FIFOFixture(keyMap: map)
         let writer = try fixture.writer()
         try writer.write(press(keyF1) + press(keyNextSong) + press(keyA) + key(keyF2, 1) + key(keyF2, 2) + key(keyF2, 0)
             + press(keyPlayPause))
-        let expected: [BoardCommand] = [
-            BoardCommand(.nextTrack), BoardCommand(.skipForward, value: 30), BoardCommand(.previousTrack),
-            .seek(.seekForward, .begin), .seek(.seekForward, .end), BoardCommand(.togglePlayPause),
+        let expected: [Command] = [
+            Command("nextTrack"), Command("skipForward 30"), Command("previousTrack"),
+            .seek(.seekForward, .begin), .seek(.seekForward, .end), Command("togglePlayPause"),
         ]
         XCTAssertEqual(fixture.recorder.waitForCommands(expected.count), expected)
     }
@@ -87,7 +87,7 @@ final class InputEventTests: XCTestCase {
         }
         bytes += record(type: evSyn, code: 0, value: 0) + record(type: evMsc, code: 4, value: Int32(keyPlayPause))
         try writer.write(bytes + press(keyPlay))
-        XCTAssertEqual(fixture.recorder.waitForCommands(1), [BoardCommand(.play)])
+        XCTAssertEqual(fixture.recorder.waitForCommands(1), [Command("play")])
     }
 
     func testARecordSplitAcrossWritesStillDecodes() throws {
@@ -98,11 +98,11 @@ final class InputEventTests: XCTestCase {
         try writer.write(Array(first[..<10]))
         usleep(30_000)  // the reader has the first 10 bytes by itself
         try writer.write(Array(first[10...]) + Array(second[..<23]))
-        XCTAssertEqual(fixture.recorder.waitForCommands(1), [BoardCommand(.nextTrack)])
+        XCTAssertEqual(fixture.recorder.waitForCommands(1), [Command("nextTrack")])
         usleep(30_000)
-        XCTAssertEqual(fixture.recorder.commands, [BoardCommand(.nextTrack)], "23 bytes are not a record")
+        XCTAssertEqual(fixture.recorder.commands, [Command("nextTrack")], "23 bytes are not a record")
         try writer.write([second[23]])
-        XCTAssertEqual(fixture.recorder.waitForCommands(2), [BoardCommand(.nextTrack), BoardCommand(.togglePlayPause)])
+        XCTAssertEqual(fixture.recorder.waitForCommands(2), [Command("nextTrack"), Command("togglePlayPause")])
     }
 
     func testANewWriterAfterTheFirstClosesIsRead() throws {
@@ -116,7 +116,7 @@ final class InputEventTests: XCTestCase {
 
         let second = try fixture.writer()
         try second.write(press(keyNextSong))
-        XCTAssertEqual(fixture.recorder.waitForCommands(2), [BoardCommand(.togglePlayPause), BoardCommand(.nextTrack)])
+        XCTAssertEqual(fixture.recorder.waitForCommands(2), [Command("togglePlayPause"), Command("nextTrack")])
         XCTAssertEqual(fixture.recorder.logs, [
             "input \(path): opened",
             "input \(path): gone (end of file); waiting for it",

@@ -1,5 +1,6 @@
 import Foundation
-import TonearmBoard
+import TestSupport
+import TonearmControlPlane
 import TonearmInput
 import XCTest
 
@@ -42,14 +43,14 @@ final class KeyMapTests: XCTestCase {
 
     func testTheDefaultsAreTheMediaKeys() throws {
         let header = try headerCodes()
-        let expected: [String: BoardCommand.Name] = [
+        let expected: [String: CommandName] = [
             "KEY_PLAYPAUSE": .togglePlayPause, "KEY_PLAY": .play, "KEY_PAUSE": .pause, "KEY_STOP": .stop,
             "KEY_STOPCD": .stop, "KEY_NEXTSONG": .nextTrack, "KEY_PREVIOUSSONG": .previousTrack,
             "KEY_FASTFORWARD": .seekForward, "KEY_REWIND": .seekBackward, "KEY_VOLUMEUP": .volumeUp,
             "KEY_VOLUMEDOWN": .volumeDown, "KEY_MUTE": .toggleMute,
         ]
-        var byCode: [UInt16: BoardCommand] = [:]
-        for (name, command) in expected { byCode[try XCTUnwrap(header[name], name)] = BoardCommand(command) }
+        var byCode: [UInt16: Command] = [:]
+        for (name, command) in expected { byCode[try XCTUnwrap(header[name], name)] = Command(command.rawValue) }
         XCTAssertEqual(InputKeyMap.defaults, byCode)
         XCTAssertEqual(InputKeyMap().commands, byCode)
     }
@@ -101,25 +102,25 @@ final class KeyMapTests: XCTestCase {
     }
 
     func testAProfileMapIsCheckedWhenTheSourceIsMade() {
-        XCTAssertThrowsError(try InputEventSource(path: "/dev/null", map: ["KEY_F1": BoardCommand(.play), "KEY_NOPE": BoardCommand(.stop)])) { error in
+        XCTAssertThrowsError(try InputEventSource(path: "/dev/null", map: ["KEY_F1": Command("play"), "KEY_NOPE": Command("stop")])) { error in
             XCTAssertEqual((error as? InputError)?.key, "KEY_NOPE")
             XCTAssertTrue("\(error)".contains("unknown key 'KEY_NOPE'"), "\(error)")
         }
-        XCTAssertThrowsError(try InputKeyMap(profile: ["KEY_F1": BoardCommand(.play), "59": BoardCommand(.stop)])) { error in
+        XCTAssertThrowsError(try InputKeyMap(profile: ["KEY_F1": Command("play"), "59": Command("stop")])) { error in
             XCTAssertEqual("\(error)", "'59' and 'KEY_F1' in the input map are the same key (code 59)")
         }
     }
 
     func testAProfileMapAddsAndOverrides() throws {
         let map = try InputKeyMap(profile: [
-            "KEY_F1": BoardCommand(.nextTrack),
-            "KEY_NEXTSONG": BoardCommand(.skipForward, value: 30),
-            "30": BoardCommand(.previousTrack),
+            "KEY_F1": Command("nextTrack"),
+            "KEY_NEXTSONG": Command("skipForward 30"),
+            "30": Command("previousTrack"),
         ])
-        XCTAssertEqual(map.command(for: 59), BoardCommand(.nextTrack))
-        XCTAssertEqual(map.command(for: 163), BoardCommand(.skipForward, value: 30))
-        XCTAssertEqual(map.command(for: 30), BoardCommand(.previousTrack))
-        XCTAssertEqual(map.command(for: 164), BoardCommand(.togglePlayPause), "the defaults stay")
+        XCTAssertEqual(map.command(for: 59), Command("nextTrack"))
+        XCTAssertEqual(map.command(for: 163), Command("skipForward 30"))
+        XCTAssertEqual(map.command(for: 30), Command("previousTrack"))
+        XCTAssertEqual(map.command(for: 164), Command("togglePlayPause"), "the defaults stay")
         XCTAssertNil(map.command(for: 60))
         XCTAssertEqual(map.commands.count, InputKeyMap.defaults.count + 2)
     }

@@ -1,7 +1,8 @@
 import Foundation
 import TestSupport
-import TonearmBoard
+import TonearmControlPlane
 import TonearmInput
+import TonearmPlayer
 import XCTest
 
 // Event types and codes, written out here rather than taken from TonearmInput, so a wrong
@@ -50,44 +51,28 @@ func key(_ code: UInt16, _ value: Int32) -> [UInt8] {
 
 func press(_ code: UInt16) -> [UInt8] { key(code, 1) + key(code, 0) }
 
-/// Commands and log lines from a source, as it sends them, with waits that give up.
-final class Recorder: @unchecked Sendable {
-    private let lock = NSLock()
-    private var sentCommands: [BoardCommand] = []
-    private var logLines: [(level: BoardLogLevel, text: String)] = []
+/// Commands a source sent to its control plane and the lines it logged, with waits that give
+/// up; and the source running.
+final class Recorder: Sendable {
+    let plane = TestControlPlane()
+    let log = TestLog()
 
-    var send: @Sendable (BoardCommand) -> Void {
-        { command in self.lock.withLock { self.sentCommands.append(command) } }
-    }
+    /// Runs `source` against the plane until the returned plug-in is stopped.
+    func start(_ source: InputEventSource) -> RunningPlugIn { RunningPlugIn(source, on: plane, log: log.log) }
 
-    var log: @Sendable (BoardLogLevel, String) -> Void {
-        { level, text in self.lock.withLock { self.logLines.append((level, text)) } }
-    }
+    var commands: [Command] { plane.commands }
+    var logs: [String] { log.texts }
 
-    var commands: [BoardCommand] { lock.withLock { sentCommands } }
-    var logs: [String] { lock.withLock { logLines.map(\.text) } }
-
-    func logs(at level: BoardLogLevel) -> [String] {
-        lock.withLock { logLines.filter { $0.level == level }.map(\.text) }
-    }
+    func logs(at level: PlugInLog.Level) -> [String] { log.texts(at: level) }
 
     /// The commands once there are `count` of them (or what came within `timeout`).
     @discardableResult
-    func waitForCommands(_ count: Int, timeout: Double = 2) -> [BoardCommand] {
-        let deadline = monotonicSeconds() + timeout
-        while commands.count < count && monotonicSeconds() < deadline { usleep(2_000) }
-        return commands
-    }
+    func waitForCommands(_ count: Int, timeout: Double = 2) -> [Command] { plane.waitForCommands(count, timeout: timeout) }
 
     /// True once a log line contains `text`.
     @discardableResult
     func waitForLog(containing text: String, count: Int = 1, timeout: Double = 2) -> Bool {
-        let deadline = monotonicSeconds() + timeout
-        while monotonicSeconds() < deadline {
-            if logs.filter({ $0.contains(text) }).count >= count { return true }
-            usleep(2_000)
-        }
-        return false
+        log.waitFor(text, count: count, timeout: timeout)
     }
 }
 
@@ -135,17 +120,8 @@ final class FIFOWriter {
     deinit { close() }
 }
 
-/// The names of this process's threads (/proc/self/task/*/comm).
-func threadNames() -> [String] {
-    let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
-    return tasks.compactMap { task in
-        (try? String(contentsOfFile: "/proc/self/task/\(task)/comm", encoding: .utf8))?
-            .trimmingCharacters(in: .whitespacesAndNewlines)
-    }
-}
-
-extension BoardCommand {
-    static func seek(_ name: Name, _ phase: Phase) -> BoardCommand { BoardCommand(name, phase: phase) }
+extension Command {
+    static func seek(_ name: CommandName, _ phase: ScanPhase) -> Command { Command("\(name.rawValue) \(phase.rawValue)") }
 }
 
 /// A FIFO source's usual set-up: a directory, a FIFO, a started source (retrying every
@@ -155,15 +131,16 @@ final class FIFOFixture {
     let fifo: FIFO
     let recorder = Recorder()
     let source: InputEventSource
+    let running: RunningPlugIn
 
     init(keyMap: InputKeyMap = InputKeyMap(), retryInterval: Double = 0.1) throws {
         directory = try TemporaryDirectory(prefix: "tonearm-input")
         fifo = try FIFO(directory.file("event-kbd"))
         source = InputEventSource(path: fifo.path, keyMap: keyMap, retryInterval: retryInterval)
-        source.start(send: recorder.send, log: recorder.log)
+        running = recorder.start(source)
     }
 
     func writer() throws -> FIFOWriter { try FIFOWriter(fifo.path) }
 
-    deinit { source.stop() }
+    deinit { running.stop() }
 }

@@ -1,5 +1,6 @@
 import TestSupport
-import TonearmBoard
+import TonearmControlPlane
+import TonearmPlayer
 @testable import TonearmSerial
 import XCTest
 
@@ -60,7 +61,7 @@ struct SerLCDScreen {
 }
 
 final class HD44780Tests: XCTestCase {
-    private let enabled: [BoardCommand.Name] = [.play, .pause, .togglePlayPause, .stop, .nextTrack, .previousTrack]
+    private let enabled: [RemoteCommand] = [.play, .pause, .togglePlayPause, .stop, .nextTrack, .previousTrack]
 
     func testScriptedSessionOnA16x2() {
         var lcd = HD44780Driver(settings: HD44780Settings(columns: 16, rows: 2))
@@ -100,7 +101,7 @@ final class HD44780Tests: XCTestCase {
         XCTAssertEqual(screen.lines, ["Blue in Green   ", "> 0:00/5:37    >"])
         XCTAssertEqual(screen.faults, [])
 
-        let stopped = BoardDisplayState(transport: .stopped, title: "Blue in Green", queueIndex: 1, queueCount: 5)
+        let stopped = trackState(.stopped, title: "Blue in Green", artist: nil, album: nil, duration: nil, index: 1, enabled: [])
         _ = feed(lcd.update(stopped, now: 1010))
         XCTAssertEqual(screen.lines, ["Blue in Green   ", "#               "], "no clock and no arrows when stopped with nothing enabled")
         XCTAssertNil(lcd.nextTick, "nothing to tick")
@@ -125,7 +126,7 @@ final class HD44780Tests: XCTestCase {
         XCTAssertEqual(screen.row(1), "\" 1:00:00     <>", "elapsed alone when both do not fit")
 
         var quiet = HD44780Driver(settings: HD44780Settings(columns: 20, rows: 4, configureBackpack: false))
-        XCTAssertEqual(Array(quiet.start(BoardDisplayState(), now: 0).prefix(4)), [0xFE, 0x0C, 0xFE, 0x01])
+        XCTAssertEqual(Array(quiet.start(ControlState(), now: 0).prefix(4)), [0xFE, 0x0C, 0xFE, 0x01])
     }
 
     func testTheClockTicksAtMostOnceASecondAndScrollingEveryPointFour() {
@@ -147,7 +148,7 @@ final class HD44780Tests: XCTestCase {
             (clock, text) = (screen.row(1), screen.row(0))
             // What the clock shows was right when it was drawn, and is never a second behind.
             let shown = screen.row(1).dropFirst(2).prefix(4)
-            let truth = Int(state.elapsed(at: now) + 1e-6)
+            let truth = Int(state.nowPlaying.elapsed(at: now) + 1e-6)
             XCTAssertTrue(shown == clockText(Double(truth)) || shown == clockText(Double(truth - 1)), "\(shown) at \(truth)")
         }
         XCTAssertLessThan(ticks, 110, "no busy ticking")
@@ -161,7 +162,7 @@ final class HD44780Tests: XCTestCase {
     func testTextOutsideTheROMIsTransliterated() {
         var lcd = HD44780Driver(settings: HD44780Settings(columns: 20, rows: 4))
         var screen = SerLCDScreen(columns: 20, rows: 4)
-        let state = BoardDisplayState(title: "Café Ünïcødé – “Ok”", artist: "a|b\\c~d 東京 Straße", album: "Ḿ\u{301}\ttab")
+        let state = textState(title: "Café Ünïcødé – “Ok”", artist: "a|b\\c~d 東京 Straße", album: "Ḿ\u{301}\ttab")
         screen.feed(lcd.start(state, now: 0))
         XCTAssertEqual(screen.faults, [], "every byte is one the LCD draws as ASCII")
         XCTAssertEqual(screen.row(0), "Cafe Unicode - \"Ok\" ")
@@ -182,10 +183,10 @@ final class HD44780Tests: XCTestCase {
             settings: SerialDisplaySettings(
                 port: SerialPortSettings(path: pty.slavePath), driver: .hd44780(HD44780Settings(columns: 16, rows: 2))),
             clock: { clock.now })
-        display.show(trackState())
         let recorder = Recorder()
-        recorder.start(display)
-        defer { display.stop() }
+        recorder.show(trackState())
+        let running = recorder.start(display)
+        defer { running.stop() }
 
         let start: [UInt8] = [0x7C, 0x04, 0x7C, 0x06, 0xFE, 0x0C, 0xFE, 0x01, 0xFE, 0x80] + Array("So What - Miles".utf8)
             + [0xFE, 0xC0] + Array("> 0:00/9:22".utf8) + [0xFE, 0xCE] + Array("<>".utf8)
@@ -197,7 +198,7 @@ final class HD44780Tests: XCTestCase {
         XCTAssertEqual(readable(pty.take(18, timeout: 2)), readable([0xFE, 0x80] + Array("o What - Miles D".utf8)))
 
         pty.write(randomBytes(10_000))  // the backpack sends nothing; whatever comes is ignored
-        display.show(trackState(.paused, elapsed: 1.7, timestamp: 1001.6))
+        recorder.show(trackState(.paused, elapsed: 1.7, timestamp: 1001.6))
         XCTAssertEqual(pty.take(3, timeout: 2), [0xFE, 0xC0, UInt8(ascii: "\"")])
         XCTAssertEqual(readable(pty.takeAll(quiet: 0.5)), "", "paused and not advanced: nothing to redraw")
         XCTAssertEqual(recorder.commands, [])

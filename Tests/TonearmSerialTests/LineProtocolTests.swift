@@ -1,5 +1,6 @@
 import TestSupport
-import TonearmBoard
+import TonearmControlPlane
+import TonearmPlayer
 @testable import TonearmSerial
 import XCTest
 
@@ -28,14 +29,14 @@ final class LineProtocolTests: XCTestCase {
         "command changePlaybackPosition enabled",
         "command changeRepeatMode disabled",
         "command changeShuffleMode disabled",
-        "command volumeUp disabled",
-        "command volumeDown disabled",
-        "command setVolume disabled",
-        "command toggleMute disabled",
-        "command muteOn disabled",
-        "command muteOff disabled",
-        "command ignitionOn disabled",
-        "command ignitionOff disabled",
+        "command volumeUp enabled",
+        "command volumeDown enabled",
+        "command setVolume enabled",
+        "command toggleMute enabled",
+        "command muteOn enabled",
+        "command muteOff enabled",
+        "command ignitionOn enabled",
+        "command ignitionOff enabled",
         "end",
     ]
 
@@ -51,7 +52,7 @@ final class LineProtocolTests: XCTestCase {
         XCTAssertEqual(text(driver.update(paused, now: 1012.25)), text(["state paused", "clock 12.250 0.000 562.000", "end"]))
         XCTAssertEqual(driver.update(paused, now: 1015), [], "nothing changed, nothing sent")
         var republished = paused
-        republished.timestamp = 1020
+        republished.nowPlaying.timestamp = 1020
         XCTAssertEqual(driver.update(republished, now: 1020), [], "the same position, anchored later")
 
         let sought = trackState(.paused, elapsed: 100, timestamp: 1021)
@@ -60,7 +61,7 @@ final class LineProtocolTests: XCTestCase {
         let resumed = trackState(.playing, elapsed: 100, timestamp: 1030)
         XCTAssertEqual(text(driver.update(resumed, now: 1030)), text(["state playing", "clock 100.000 1.000 562.000", "end"]))
         var later = resumed
-        (later.elapsed, later.timestamp) = (105, 1035)
+        (later.nowPlaying.elapsed, later.nowPlaying.timestamp) = (105, 1035)
         XCTAssertEqual(driver.update(later, now: 1035.5), [], "the display's clock is still right")
 
         let next = trackState(
@@ -75,7 +76,7 @@ final class LineProtocolTests: XCTestCase {
         (louder.volume, louder.muted) = (55.4, true)
         XCTAssertEqual(text(driver.update(louder, now: 1041)), text(["volume 55", "mute on", "end"]))
 
-        let stopped = BoardDisplayState()
+        let stopped = ControlState()
         XCTAssertEqual(
             text(driver.update(stopped, now: 1050)),
             text(["state stopped", "title", "artist", "album", "queue - 0", "volume 100", "mute off", "clock 0.000 0.000 -"]
@@ -85,12 +86,12 @@ final class LineProtocolTests: XCTestCase {
 
     func testTextsAreEscapedAndCutToTheLineLimit() {
         var driver = LineProtocolDriver()
-        _ = driver.start(BoardDisplayState(), now: 0)
-        var state = BoardDisplayState(title: "A\\B\nC\r\tD\u{1}\u{7F} é “x”")
+        _ = driver.start(ControlState(), now: 0)
+        var state = textState(title: "A\\B\nC\r\tD\u{1}\u{7F} é “x”")
         XCTAssertEqual(text(driver.update(state, now: 0)), "title A\\\\B\\nC\\r\\tD\\x01\\x7f é “x”\nend\n")
 
-        state.title = String(repeating: "ab", count: 200)
-        state.artist = String(repeating: "é", count: 200)
+        state.nowPlaying.title = String(repeating: "ab", count: 200)
+        state.nowPlaying.artist = String(repeating: "é", count: 200)
         let lines = text(driver.update(state, now: 0)).split(separator: "\n", omittingEmptySubsequences: false)
         XCTAssertEqual(lines[0], "title " + String(repeating: "ab", count: 124) + "a", "249 bytes of text: 256 with the LF")
         XCTAssertEqual(lines[1], "artist " + String(repeating: "é", count: 124), "cut on a character boundary")
@@ -105,22 +106,27 @@ final class LineProtocolTests: XCTestCase {
     private func reply(_ text: String) -> DisplayInput { .reply(Array(text.utf8)) }
 
     func testDecodesCommandsByName() {
-        let cases: [(String, BoardCommand)] = [
-            ("togglePlayPause", BoardCommand(.togglePlayPause)),
-            ("nextTrack", BoardCommand(.nextTrack)),
-            ("skipForward 30", BoardCommand(.skipForward, value: 30)),
-            ("skipBackward", BoardCommand(.skipBackward)),
-            ("changePlaybackPosition 42.5", BoardCommand(.changePlaybackPosition, value: 42.5)),
-            ("changePlaybackPosition 0", BoardCommand(.changePlaybackPosition, value: 0)),
-            ("setVolume 40", BoardCommand(.setVolume, value: 40)),
-            ("volumeUp 10", BoardCommand(.volumeUp, value: 10)),
-            ("volumeDown", BoardCommand(.volumeDown)),
-            ("seekForward begin", BoardCommand(.seekForward, phase: .begin)),
-            ("seekBackward end", BoardCommand(.seekBackward, phase: .end)),
-            ("changeRepeatMode all", BoardCommand(.changeRepeatMode, mode: "all")),
-            ("changeShuffleMode off", BoardCommand(.changeShuffleMode, mode: "off")),
-            ("  \tmuteOn  ", BoardCommand(.muteOn)),
-            ("ignitionOff\r", BoardCommand(.ignitionOff)),
+        let cases: [(String, Command)] = [
+            ("togglePlayPause", .remote(CommandRequest(.togglePlayPause))),
+            ("nextTrack", .remote(CommandRequest(.nextTrack))),
+            ("skipForward 30", .remote(CommandRequest(.skipForward, interval: 30))),
+            ("skipBackward", .remote(CommandRequest(.skipBackward))),
+            ("changePlaybackPosition 42.5", .remote(CommandRequest(.changePlaybackPosition, position: 42.5))),
+            ("changePlaybackPosition 0", .remote(CommandRequest(.changePlaybackPosition, position: 0))),
+            ("setVolume 40", .volume(.set(40))),
+            ("volumeUp 10", .volume(.step(10))),
+            ("volumeDown", .volume(.step(-5))),
+            ("seekForward begin", .remote(CommandRequest(.seekForward, scanning: .begin))),
+            ("seekBackward end", .remote(CommandRequest(.seekBackward, scanning: .end))),
+            ("changeRepeatMode all", .remote(CommandRequest(.changeRepeatMode, repeatMode: .all))),
+            ("changeRepeatMode", .remote(CommandRequest(.changeRepeatMode))),
+            ("changeShuffleMode off", .remote(CommandRequest(.changeShuffleMode, shuffle: false))),
+            ("  \tmuteOn  ", .mute(.on)),
+            ("toggleMute", .mute(.toggle)),
+            ("ignitionOff\r", .ignition(on: false)),
+            // The control socket's aliases are the same commands.
+            ("next", .remote(CommandRequest(.nextTrack))),
+            ("toggle", .remote(CommandRequest(.togglePlayPause))),
         ]
         for (line, command) in cases {
             XCTAssertEqual(commands(line + "\n"), [.command(command)], line)
@@ -129,8 +135,8 @@ final class LineProtocolTests: XCTestCase {
 
         var driver = LineProtocolDriver()
         XCTAssertEqual(driver.receive(Array("skipFor".utf8)), [], "half a line waits for the rest")
-        XCTAssertEqual(driver.receive(Array("ward 15\npla".utf8)), [.command(BoardCommand(.skipForward, value: 15))])
-        XCTAssertEqual(driver.receive(Array("y\n".utf8)), [.command(BoardCommand(.play))])
+        XCTAssertEqual(driver.receive(Array("ward 15\npla".utf8)), [.command(Command("skipForward 15"))])
+        XCTAssertEqual(driver.receive(Array("y\n".utf8)), [.command(Command("play"))])
     }
 
     func testAnswersLinesItCannotUseAndIgnoresThem() {
@@ -138,18 +144,19 @@ final class LineProtocolTests: XCTestCase {
             ("frobnicate", "error unknownCommand frobnicate"),
             ("Play", "error unknownCommand Play"),
             (String(repeating: "x", count: 40), "error unknownCommand " + String(repeating: "x", count: 32)),
-            ("setVolume 140", "error badArgument setVolume needs a percent from 0 to 100"),
-            ("setVolume", "error badArgument setVolume needs a percent from 0 to 100"),
-            ("setVolume -5", "error badArgument setVolume needs a percent from 0 to 100"),
-            ("setVolume 1e2", "error badArgument setVolume needs a percent from 0 to 100"),
-            ("setVolume nan", "error badArgument setVolume needs a percent from 0 to 100"),
-            ("setVolume 4.", "error badArgument setVolume needs a percent from 0 to 100"),
-            ("skipForward 0", "error badArgument skipForward takes an optional number of seconds, more than 0"),
-            ("changePlaybackPosition", "error badArgument changePlaybackPosition needs a position in seconds, 0 or more"),
+            ("setVolume 140", "error badArgument setVolume takes percent, 0 to 100"),
+            ("setVolume", "error badArgument setVolume takes percent, 0 to 100"),
+            ("setVolume -5", "error badArgument setVolume takes percent, 0 to 100"),
+            ("setVolume 1e2", "error badArgument setVolume takes percent, 0 to 100"),
+            ("setVolume nan", "error badArgument setVolume takes percent, 0 to 100"),
+            ("setVolume 4.", "error badArgument setVolume takes percent, 0 to 100"),
+            ("skipForward 0", "error badArgument skipForward takes seconds, more than 0 (optional)"),
+            ("changePlaybackPosition", "error badArgument changePlaybackPosition takes a position in seconds, 0 or more"),
             ("play now", "error badArgument play takes no argument"),
-            ("seekForward", "error badArgument seekForward needs begin or end"),
-            ("changeRepeatMode sometimes", "error badArgument changeRepeatMode needs off, one or all"),
-            ("changeShuffleMode on off", "error badArgument changeShuffleMode needs on or off"),
+            ("seekForward", "error badArgument seekForward takes begin or end"),
+            ("changeRepeatMode sometimes", "error badArgument changeRepeatMode takes off, one or all (optional)"),
+            ("changeShuffleMode on off", "error badArgument changeShuffleMode takes on or off (optional)"),
+            ("volumeUp 0", "error badArgument volumeUp takes a step in percent, 1 to 100 (optional)"),
             ("hello there", "error unknownCommand hello"),
             ("play\u{1}", "error malformed"),
         ]
@@ -158,14 +165,14 @@ final class LineProtocolTests: XCTestCase {
         }
         var driver = LineProtocolDriver()
         XCTAssertEqual(driver.receive([0xFF, 0xFE, 0x41, 0x0A]), [reply("error malformed\n")], "not UTF-8")
-        XCTAssertEqual(driver.receive(Array("stop\n".utf8)), [.command(BoardCommand(.stop))], "and the next line counts")
+        XCTAssertEqual(driver.receive(Array("stop\n".utf8)), [.command(Command("stop"))], "and the next line counts")
     }
 
     func testOverlongLinesAreDiscardedWithinBoundedMemory() {
         var driver = LineProtocolDriver()
         let longest = String(repeating: " ", count: LineProtocol.maxLineBytes - 5) + "play\n"
         XCTAssertEqual(longest.utf8.count, LineProtocol.maxLineBytes)
-        XCTAssertEqual(driver.receive(Array(longest.utf8)), [.command(BoardCommand(.play))], "256 bytes with the LF fit")
+        XCTAssertEqual(driver.receive(Array(longest.utf8)), [.command(Command("play"))], "256 bytes with the LF fit")
 
         let tooLong = " " + longest
         XCTAssertEqual(driver.receive(Array(tooLong.utf8)), [reply("error lineTooLong\n")])
@@ -174,7 +181,7 @@ final class LineProtocolTests: XCTestCase {
         let garbage = randomBytes(1 << 20).map { $0 == 0x0A ? 0x20 : $0 }
         XCTAssertEqual(driver.receive(garbage), [])
         XCTAssertLessThan(driver.bufferedByteCount, LineProtocol.maxLineBytes)
-        XCTAssertEqual(driver.receive(Array("\nnextTrack\n".utf8)), [reply("error lineTooLong\n"), .command(BoardCommand(.nextTrack))])
+        XCTAssertEqual(driver.receive(Array("\nnextTrack\n".utf8)), [reply("error lineTooLong\n"), .command(Command("nextTrack"))])
         XCTAssertEqual(driver.bufferedByteCount, 0)
     }
 
@@ -186,22 +193,22 @@ final class LineProtocolTests: XCTestCase {
             settings: SerialDisplaySettings(port: SerialPortSettings(path: pty.slavePath, baudRate: 115_200), driver: .line),
             clock: { clock.now })
         let recorder = Recorder()
-        display.show(trackState())
-        recorder.start(display)
-        defer { display.stop() }
+        recorder.show(trackState())
+        let running = recorder.start(display)
+        defer { running.stop() }
 
         XCTAssertEqual(pty.takeLines(Self.startLines.count), Self.startLines)
 
         clock.set(1012.25)
-        display.show(trackState(.paused, elapsed: 12.25, timestamp: 1012.25))
+        recorder.show(trackState(.paused, elapsed: 12.25, timestamp: 1012.25))
         XCTAssertEqual(pty.takeLines(3), ["state paused", "clock 12.250 0.000 562.000", "end"])
 
         clock.set(1020)
-        display.show(trackState(.paused, elapsed: 100, timestamp: 1020))
+        recorder.show(trackState(.paused, elapsed: 100, timestamp: 1020))
         XCTAssertEqual(pty.takeLines(2), ["clock 100.000 0.000 562.000", "end"])
 
         clock.set(1030.5)
-        display.show(trackState(
+        recorder.show(trackState(
             title: "Freddie Freeloader", duration: 589, elapsed: 0, timestamp: 1030, index: 1,
             enabled: [.play, .pause, .togglePlayPause, .stop, .nextTrack, .changePlaybackPosition]))
         XCTAssertEqual(pty.takeLines(6), [
@@ -212,15 +219,15 @@ final class LineProtocolTests: XCTestCase {
         pty.write("togglePlayPause\nskipForward 30\r\nchangePlaybackPosition 42.5\nsetVolume 40\nseekForward begin\nseekForward end\n")
         pty.write("changeRepeatMode all\nnextTrack\n")
         XCTAssertEqual(recorder.waitForCommands(8), [
-            BoardCommand(.togglePlayPause), BoardCommand(.skipForward, value: 30),
-            BoardCommand(.changePlaybackPosition, value: 42.5), BoardCommand(.setVolume, value: 40),
-            BoardCommand(.seekForward, phase: .begin), BoardCommand(.seekForward, phase: .end),
-            BoardCommand(.changeRepeatMode, mode: "all"), BoardCommand(.nextTrack),
+            Command("togglePlayPause"), Command("skipForward 30"),
+            Command("changePlaybackPosition 42.5"), Command("setVolume 40"),
+            Command("seekForward begin"), Command("seekForward end"),
+            Command("changeRepeatMode all"), Command("nextTrack"),
         ])
 
         pty.write("frobnicate\nsetVolume 140\nping\n")
         XCTAssertEqual(pty.takeLines(3), [
-            "error unknownCommand frobnicate", "error badArgument setVolume needs a percent from 0 to 100", "pong",
+            "error unknownCommand frobnicate", "error badArgument setVolume takes percent, 0 to 100", "pong",
         ])
 
         // The display restarted: everything again, as of now.

@@ -1,5 +1,6 @@
 import TestSupport
-import TonearmBoard
+import TonearmControlPlane
+import TonearmPlayer
 import TonearmSerial
 import XCTest
 
@@ -28,14 +29,14 @@ final class SerialDisplayTests: XCTestCase {
     /// the latest state while it does, holds little memory, and decodes a good command after.
     private func checkGarbage(
         _ driver: SerialDisplaySettings.Driver, during: ([UInt8], Int) -> Bool, shows marker: ([UInt8]) -> Bool,
-        command: [UInt8]?, expected: BoardCommand?, file: StaticString = #filePath, line: UInt = #line
+        command: [UInt8]?, expected: Command?, file: StaticString = #filePath, line: UInt = #line
     ) throws {
         let pty = try PseudoTerminal()
         let display = try SerialDisplay(settings: SerialDisplaySettings(port: SerialPortSettings(path: pty.slavePath, baudRate: 230_400), driver: driver))
         let recorder = Recorder()
-        display.show(trackState(title: "Before", artist: nil))
-        recorder.start(display)
-        defer { display.stop() }
+        recorder.show(trackState(title: "Before", artist: nil))
+        let running = recorder.start(display)
+        defer { running.stop() }
         XCTAssertTrue(pty.read(until: { $0.count > 0 }), "the display starts", file: file, line: line)
 
         // The flood comes in sixteen bursts of 64 KiB; after each, a new state must come out.
@@ -45,11 +46,11 @@ final class SerialDisplayTests: XCTestCase {
         for burst in stride(from: 0, to: garbage.count, by: 1 << 16) {
             XCTAssertEqual(pty.write(Array(garbage[burst..<burst + (1 << 16)]), timeout: 2), 1 << 16, "the thread reads", file: file, line: line)
             shown += 1
-            display.show(trackState(title: "Track \(shown)", artist: nil, volume: Double(shown)))
+            recorder.show(trackState(title: "Track \(shown)", artist: nil, volume: Double(shown)))
             XCTAssertTrue(pty.read(until: { during($0, shown) }, timeout: 1), "state \(shown) goes out during the flood", file: file, line: line)
         }
         let flood = monotonicSeconds() - started
-        display.show(trackState(title: "After the flood", artist: nil))
+        recorder.show(trackState(title: "After the flood", artist: nil))
         XCTAssertTrue(pty.read(until: marker, timeout: 2), "the latest state still goes out", file: file, line: line)
         if let command, let expected {
             pty.write(command)
@@ -71,16 +72,16 @@ final class SerialDisplayTests: XCTestCase {
                 errors = String(decoding: bytes, as: UTF8.self).components(separatedBy: "\nerror ").count - 1
                 return self.contains(bytes, "title After the flood\n")
             },
-            command: Array("\nnextTrack\n".utf8), expected: BoardCommand(.nextTrack))
+            command: Array("\nnextTrack\n".utf8), expected: Command("nextTrack"))
         XCTAssertGreaterThan(errors, 0, "the display is told")
         XCTAssertLessThan(errors, 30, "but not flooded back: four answers a second")
     }
 
     func testGarbageDisturbsNothingOnANextion() throws {
-        let touch = [NextionTouch(page: 0, component: 3, command: BoardCommand(.nextTrack))]
+        let touch = [NextionTouch(page: 0, component: 3, command: Command("nextTrack"))]
         try checkGarbage(
             .nextion(NextionSettings(touch: touch)), during: { bytes, n in self.contains(bytes, Array("volume.val=\(n)".utf8) + [0xFF]) }, shows: { self.contains($0, #"title.txt="After the flood""#) },
-            command: [0x65, 0, 3, 1, 0xFF, 0xFF, 0xFF], expected: BoardCommand(.nextTrack))
+            command: [0x65, 0, 3, 1, 0xFF, 0xFF, 0xFF], expected: Command("nextTrack"))
     }
 
     func testGarbageDisturbsNothingOnAnLCD() throws {
@@ -107,9 +108,9 @@ final class SerialDisplayTests: XCTestCase {
         let display = try SerialDisplay(
             settings: SerialDisplaySettings(port: SerialPortSettings(path: link), driver: .line, reopenInterval: 0.1))
         let recorder = Recorder()
-        display.show(trackState(title: "First"))
-        recorder.start(display)
-        defer { display.stop() }
+        recorder.show(trackState(title: "First"))
+        let running = recorder.start(display)
+        defer { running.stop() }
 
         XCTAssertTrue(recorder.waitForLog(containing: "cannot open serial port \(link): No such file or directory; trying again every 0.1 s"))
         sleepSeconds(0.35)
@@ -122,12 +123,12 @@ final class SerialDisplayTests: XCTestCase {
         XCTAssertEqual(everything[2], "title First")
         XCTAssertEqual(everything.last, "end")
         XCTAssertTrue(recorder.waitForLog(containing: "opened serial port \(link) for the line display at 9600 baud"))
-        display.show(trackState(title: "Second"))
+        recorder.show(trackState(title: "Second"))
         XCTAssertEqual(first.takeLines(2), ["title Second", "end"])
 
         first.close()
         XCTAssertTrue(recorder.waitForLog(containing: "line display lost: serial port \(link) hung up; reopening every 0.1 s"))
-        display.show(trackState(title: "Third"))  // while it is gone: kept
+        recorder.show(trackState(title: "Third"))  // while it is gone: kept
         sleepSeconds(0.35)
         XCTAssertEqual(recorder.log.count, 3, "the loss once, not each failed reopen: \(recorder.log)")
 
@@ -147,60 +148,72 @@ final class SerialDisplayTests: XCTestCase {
         let pty = try PseudoTerminal()  // not read: the display stops taking bytes
         let display = try SerialDisplay(settings: SerialDisplaySettings(port: SerialPortSettings(path: pty.slavePath), driver: .line))
         let recorder = Recorder()
-        recorder.start(display)
+        let running = recorder.start(display)
         XCTAssertTrue(waitUntil(timeout: 2) { display.statistics.opens == 1 })
 
         let long = String(repeating: "x", count: 200)
         let count = 5000
         let started = monotonicSeconds()
-        for n in 1...count { display.show(trackState(title: "\(n) \(long)")) }
-        XCTAssertLessThan(monotonicSeconds() - started, 0.5, "show only stores the state")
+        for n in 1...count { recorder.show(trackState(title: "\(n) \(long)")) }
+        XCTAssertLessThan(monotonicSeconds() - started, 0.5, "publishing a change only wakes the display")
         sleepSeconds(0.2)
         let statistics = display.statistics
-        XCTAssertLessThan(statistics.bytesWritten, count * long.count / 4, "the port was full: the thread waited, not show")
+        XCTAssertLessThan(statistics.bytesWritten, count * long.count / 4, "the port was full: the thread waited, not the daemon")
         XCTAssertLessThanOrEqual(statistics.largestPendingOutput, 2048, "and only the latest state waits")
+        XCTAssertLessThan(statistics.states, count, "changes that come faster than snapshots are read are read once")
 
         let reading = monotonicSeconds()
         XCTAssertTrue(pty.read(until: { self.contains($0, "title \(count) \(long)\nend\n") }, timeout: 3), "the latest state once the display reads")
         XCTAssertLessThan(monotonicSeconds() - reading, 0.5, "as soon as the port has room")
         XCTAssertTrue(threadNames().contains("tonearm-display"))
-        let stopping = monotonicSeconds()
-        display.stop()
-        XCTAssertLessThan(monotonicSeconds() - stopping, 0.5)
+        XCTAssertLessThan(running.stop(), 0.5)
         XCTAssertFalse(threadNames().contains("tonearm-display"), "joined")
     }
 
-    func testStopIsPromptAndIdempotent() throws {
+    /// A change of something the display does not show, or a change that is not one, reads a
+    /// snapshot and sends nothing.
+    func testOnlyWhatItShowsGoesOut() throws {
+        let pty = try PseudoTerminal()
+        let display = try SerialDisplay(settings: SerialDisplaySettings(port: SerialPortSettings(path: pty.slavePath), driver: .line))
+        let recorder = Recorder()
+        recorder.show(trackState())
+        let running = recorder.start(display)
+        defer { running.stop() }
+        XCTAssertEqual(pty.takeLines(LineProtocolTests.startLines.count).last, "end")
+
+        var state = trackState()
+        state.queue.version = 7
+        recorder.plane.publish(state, [.queue])
+        recorder.plane.publish(state, [.mixer])
+        XCTAssertTrue(waitUntil(timeout: 2) { recorder.plane.snapshotsRead >= 2 })
+        XCTAssertEqual(readable(pty.takeAll(quiet: 0.3)), "", "the line protocol shows no queue version")
+        recorder.plane.publish(state, [.sessions])  // not followed
+        state.volume = 41
+        recorder.plane.publish(state, [.mixer])
+        XCTAssertEqual(pty.takeLines(2), ["volume 41", "end"])
+        XCTAssertEqual(Set(SerialDisplay.subsystems), [.player, .mixer, .options, .queue])
+    }
+
+    func testStopIsPromptAndARunIsOneAtATime() throws {
         let display = try SerialDisplay(
             settings: SerialDisplaySettings(port: SerialPortSettings(path: "/nonexistent/ttyS9"), driver: .hd44780(HD44780Settings())))
         let recorder = Recorder()
-        let early = try SerialDisplay(settings: SerialDisplaySettings(port: SerialPortSettings(path: "/nonexistent/ttyS9")))
-        early.stop()  // before start: nothing to wait for
-        recorder.start(early)
-        sleepSeconds(0.05)
-        XCTAssertEqual(recorder.log, [], "a stopped display does not start")
-
-        recorder.start(display)
-        XCTAssertTrue(recorder.waitForLog(containing: "cannot open serial port /nonexistent/ttyS9: No such file or directory; trying again every 1 s"))
-        let stopping = monotonicSeconds()
-        display.stop()
-        XCTAssertLessThan(monotonicSeconds() - stopping, 0.3, "not after the next attempt to open")
-        display.stop()
-        XCTAssertEqual(display.name, "hd44780 display on /nonexistent/ttyS9")
-
-        // A display nobody holds any more stops its thread.
-        do {
-            let dropped = try SerialDisplay(settings: SerialDisplaySettings(port: SerialPortSettings(path: "/nonexistent/ttyS8")))
-            recorder.start(dropped)
-            XCTAssertTrue(recorder.waitForLog(containing: "/nonexistent/ttyS8"))
-            XCTAssertTrue(threadNames().contains("tonearm-display"))
-        }
+        let early = try SerialDisplay(settings: SerialDisplaySettings(port: SerialPortSettings(path: "/nonexistent/ttyS8")))
+        XCTAssertLessThan(recorder.start(early).stop(), 0.3, "stopped as it starts: nothing to wait for")
         XCTAssertFalse(threadNames().contains("tonearm-display"))
-    }
 
-    private func threadNames() -> [String] {
-        let tasks = (try? FileManager.default.contentsOfDirectory(atPath: "/proc/self/task")) ?? []
-        return tasks.compactMap { try? String(contentsOfFile: "/proc/self/task/\($0)/comm", encoding: .utf8) }
-            .map { $0.trimmingCharacters(in: .whitespacesAndNewlines) }
+        let running = recorder.start(display)
+        XCTAssertTrue(recorder.waitForLog(containing: "cannot open serial port /nonexistent/ttyS9: No such file or directory; trying again every 1 s"))
+        XCTAssertTrue(recorder.start(display).waitForEnd(timeout: 1), "a second run at once does nothing")
+        XCTAssertTrue(recorder.waitForLog(containing: "hd44780 display on /nonexistent/ttyS9 runs already"))
+        XCTAssertLessThan(running.stop(), 0.3, "not after the next attempt to open")
+        XCTAssertLessThan(running.stop(), 0.3)
+        XCTAssertEqual(display.name, "hd44780 display on /nonexistent/ttyS9")
+        XCTAssertFalse(threadNames().contains("tonearm-display"))
+
+        // Run again (the daemon starts a plug-in again after it failed): it tries the port again.
+        let again = recorder.start(display)
+        XCTAssertTrue(waitUntil(timeout: 2) { recorder.log.filter { $0.contains("/nonexistent/ttyS9: No such file") }.count == 2 })
+        again.stop()
     }
 }

@@ -1,6 +1,7 @@
 import Synchronization
 import TestSupport
-import TonearmBoard
+import TonearmControlPlane
+import TonearmPlayer
 import TonearmSerial
 import XCTest
 
@@ -17,28 +18,24 @@ final class TestClock: Sendable {
     func advance(_ seconds: Double) { value.withLock { $0 += seconds } }
 }
 
-/// What a display sent to the daemon and told its log, from any thread.
+/// A display's control plane: what the display sent to it and told its log, and the states
+/// the test shows it (published as changes, read back as snapshots).
 final class Recorder: Sendable {
-    private let state = Mutex<(commands: [BoardCommand], log: [(BoardLogLevel, String)])>(([], []))
+    let plane = TestControlPlane()
+    let testLog = TestLog()
 
-    var commands: [BoardCommand] { state.withLock { $0.commands } }
-    var log: [String] { state.withLock { $0.log.map(\.1) } }
+    var commands: [Command] { plane.commands }
+    var log: [String] { testLog.texts }
 
-    func send(_ command: BoardCommand) { state.withLock { $0.commands.append(command) } }
-    func log(_ level: BoardLogLevel, _ message: String) { state.withLock { $0.log.append((level, message)) } }
+    func waitForCommands(_ count: Int, timeout: Double = 3) -> [Command] { plane.waitForCommands(count, timeout: timeout) }
 
-    func waitForCommands(_ count: Int, timeout: Double = 3) -> [BoardCommand] {
-        _ = waitUntil(timeout: timeout) { commands.count >= count }
-        return commands
-    }
+    func waitForLog(containing text: String, timeout: Double = 3) -> Bool { testLog.waitFor(text, timeout: timeout) }
 
-    func waitForLog(containing text: String, timeout: Double = 3) -> Bool {
-        waitUntil(timeout: timeout) { log.contains { $0.contains(text) } }
-    }
+    /// Runs `display` against the plane until the returned plug-in is stopped.
+    func start(_ display: SerialDisplay) -> RunningPlugIn { RunningPlugIn(display, on: plane, log: testLog.log) }
 
-    func start(_ display: SerialDisplay) {
-        display.start(send: { self.send($0) }, log: { self.log($0, $1) })
-    }
+    /// The state from now on, as the daemon publishes it.
+    func show(_ state: ControlState) { plane.publish(state, [.player]) }
 }
 
 /// Bytes as text for failure messages: printable ASCII as is, others as <HH>.
@@ -51,17 +48,29 @@ func nextion(_ instructions: String...) -> [UInt8] {
     instructions.flatMap { Array($0.utf8) + [0xFF, 0xFF, 0xFF] }
 }
 
-/// A playing or paused state with the usual commands enabled.
+/// A playing or paused state with the usual commands enabled (volume, mute and ignition
+/// always are).
 func trackState(
-    _ transport: BoardDisplayState.Transport = .playing, title: String? = "So What", artist: String? = "Miles Davis",
+    _ transport: TransportState = .playing, title: String? = "So What", artist: String? = "Miles Davis",
     album: String? = "Kind of Blue", duration: Double? = 562, elapsed: Double = 0, timestamp: Double = 1000,
     index: Int? = 0, count: Int = 5, volume: Double = 40, muted: Bool = false,
-    enabled: [BoardCommand.Name] = [.play, .pause, .togglePlayPause, .stop, .nextTrack, .previousTrack, .changePlaybackPosition]
-) -> BoardDisplayState {
-    BoardDisplayState(
-        transport: transport, title: title, artist: artist, album: album, duration: duration, elapsed: elapsed,
-        rate: transport == .playing ? 1 : 0, timestamp: timestamp, queueIndex: index, queueCount: count,
-        volume: volume, muted: muted, enabled: Dictionary(uniqueKeysWithValues: enabled.map { ($0, true) }))
+    enabled: [RemoteCommand] = [.play, .pause, .togglePlayPause, .stop, .nextTrack, .previousTrack, .changePlaybackPosition]
+) -> ControlState {
+    var state = ControlState()
+    state.transport = transport
+    state.nowPlaying = NowPlayingInfo(
+        title: title, artist: artist, album: album, duration: duration, elapsed: elapsed, rate: transport == .playing ? 1 : 0,
+        queueIndex: index, queueCount: count, timestamp: timestamp)
+    (state.volume, state.muted) = (volume, muted)
+    state.enabledCommands = Dictionary(uniqueKeysWithValues: enabled.map { ($0, true) })
+    return state
+}
+
+/// A state with only Now Playing's texts set, nothing playing.
+func textState(title: String? = nil, artist: String? = nil, album: String? = nil) -> ControlState {
+    var state = ControlState()
+    (state.nowPlaying.title, state.nowPlaying.artist, state.nowPlaying.album) = (title, artist, album)
+    return state
 }
 
 /// `count` pseudo-random bytes, the same for the same seed (xorshift64*: fast in debug builds).
