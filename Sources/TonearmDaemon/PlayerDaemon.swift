@@ -196,6 +196,8 @@ public actor PlayerDaemon {
             logger.notice("output thread runs without SCHED_FIFO: \(why) (grant rtprio, e.g. LimitRTPRIO in the service unit)")
         case .memoryLockRefused(let why):
             logger.notice("audio buffers are not locked in memory: \(why) (raise LimitMEMLOCK)")
+        case .streamFinished:
+            reapFinishedStreams()
         }
     }
 

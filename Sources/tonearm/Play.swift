@@ -162,6 +162,8 @@ struct Play: ParsableCommand {
                     logger.notice("audio buffers are not locked in memory: \(why) (raise RLIMIT_MEMLOCK)")
                 case .endOfQueue:
                     finished = true
+                case .streamFinished:
+                    break  // it plays no session streams
                 }
             }
             if let line = underrunLog.line(now: monotonicSeconds()) { logger.warning("\(line)") }
