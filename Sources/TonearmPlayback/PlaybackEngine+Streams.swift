@@ -261,8 +261,9 @@ private struct StreamProduction: ProducerPolicy {
             }
             if generation != convertedFor {
                 // Drop what the ring holds (the slot's last stream, or audio converted for a
-                // device that has since changed); the output takes such a cut at once.
-                guard producer.awaitCut(slot.ring.cutNow(format: nil), stopped: { stopping }) else { return false }
+                // device that has since changed); the output, or its mixer, takes such a cut at
+                // once.
+                guard producer.awaitCut(slot.ring.cutNow(format: nil), afterWrites: true, stopped: { stopping }) else { return false }
                 do throws(PlaybackError) {
                     producer.converter = try StreamConverter(source: source.format, deviceRate: rate, deviceChannels: channels)
                 } catch {

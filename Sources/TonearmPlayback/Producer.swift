@@ -79,13 +79,15 @@ struct Producer {
         return true
     }
 
-    /// Waits until the output has taken the cut numbered `generation` (it takes cuts at once,
-    /// awake or not); false when `stopped`.
-    func awaitCut(_ generation: Int, stopped: () -> Bool) -> Bool {
+    /// Waits until the output has taken the cut numbered `generation`; false when `stopped`.
+    /// The output rings when it takes a cut at the top of its loop; `afterWrites` for a ring
+    /// whose cuts the mixer may also take as it renders (a stream's), so the output's ring
+    /// after each write ends the wait.
+    func awaitCut(_ generation: Int, afterWrites: Bool = false, stopped: () -> Bool) -> Bool {
         output.wake()
         while !ring.cutTaken(generation) {
             if stopped() { return false }
-            bell.sleep { ring.cutTaken(generation) || stopped() }
+            bell.sleep(forRoom: afterWrites ? 1 : Doorbell.anything) { ring.cutTaken(generation) || stopped() }
         }
         return true
     }
