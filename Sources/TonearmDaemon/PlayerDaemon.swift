@@ -79,7 +79,7 @@ public actor PlayerDaemon {
         upcoming = table
         var playback = settings.playback
         playback.volumePercent = settings.mixerControl == nil ? settings.initialVolume : 100
-        engine = PlaybackEngine(options: playback, upcoming: { table.after($0) }, notify: notify)
+        engine = PlaybackEngine(options: playback, notify: notify) { table.after($0) }
         underrunLog = UnderrunLog(device: playback.device)
     }
 

@@ -35,11 +35,17 @@ extension PlaybackEngine {
     /// 2 s of audio already waits (send again shortly), after `endStream` or `stopStream`, once
     /// the stream is over, or for a file's stream.
     public func feedStream(_ handle: StreamHandle, samples: [Int32]) -> Bool {
-        feed(handle)?.feed(samples) ?? false
+        guard let feed = feed(handle), feed.feed(samples) else { return false }
+        streamSlots[handle.slot - 1].bell.wake()
+        return true
     }
 
     /// No more samples will come: what was fed plays out, then the stream is finished.
-    public func endStream(_ handle: StreamHandle) { feed(handle)?.end() }
+    public func endStream(_ handle: StreamHandle) {
+        guard let feed = feed(handle) else { return }
+        feed.end()
+        streamSlots[handle.slot - 1].bell.wake()
+    }
 
     /// Frames fed but not yet written to the slot's ring (0 for a file's stream), for flow
     /// control: a client keeps it at a second or so.
@@ -51,6 +57,7 @@ extension PlaybackEngine {
             slot.stopWanted.store(true, ordering: .releasing)
             slot.input.fade = 0
             slot.feed(serial: handle.serial)?.close()
+            slot.bell.wake()
         }
     }
 
@@ -73,6 +80,7 @@ extension PlaybackEngine {
             guard !slot.stopWanted.load(ordering: .acquiring) else { return }
             slot.holdWanted.store(true, ordering: .releasing)
             slot.input.fade = 0
+            slot.bell.wake()
         }
     }
 
@@ -82,6 +90,7 @@ extension PlaybackEngine {
             guard slot.holdWanted.load(ordering: .acquiring), !slot.stopWanted.load(ordering: .acquiring) else { return }
             slot.holdWanted.store(false, ordering: .releasing)
             slot.input.fade = 1
+            slot.bell.wake()
         }
     }
 
@@ -97,7 +106,8 @@ extension PlaybackEngine {
     /// Fades the player out (0) or back in (1); ramps. Unlike `pause`, it keeps reading.
     public func setPlayerFade(_ level: Float) { playerInput.fade = level }
 
-    /// True once everything the stream had has been heard (or it was stopped and faded out).
+    /// True once everything the stream had has been heard (or it was stopped and faded out); the
+    /// engine also announces it (`PlaybackEvent.streamFinished`).
     public func streamFinished(_ handle: StreamHandle) -> Bool {
         guard let slot = current(handle) else { return true }
         return slot.finished.load(ordering: .acquiring)
@@ -126,11 +136,12 @@ extension PlaybackEngine {
             // The producer alone uses the source from here on.
             nonisolated(unsafe) let owned = source
             slot.thread = NamedThread(name: "tonearm-stream") { [self] in runStream(slot, source: owned) }
+            // Written under the claim lock: one writer at a time.
+            if streamDeviceRequest.load() == nil { streamDeviceRequest.store(format) }
             return StreamHandle(slot: slot.index, serial: serial)
         }
         guard let claimed else { throw .noFreeStreamSlot(stream: stream, slots: streamSlots.count) }
-        streamDeviceRequest.withLock { if $0 == nil { $0 = format } }
-        outputWakeup.post()
+        outputBell.wake()
         return claimed
     }
 
@@ -158,89 +169,108 @@ extension PlaybackEngine {
 
     // MARK: Stream producer thread
 
+    /// A stream's producer ("tonearm-stream"): the producer loop over its source, then, once
+    /// all of it is in the ring, the wait until it has been heard (or stopped and faded out).
     private func runStream(_ slot: StreamSlot, source: StreamSource) {
         let ring = slot.ring
-        var converter: StreamConverter?
-        var convertedFor = 0  // the device generation `converter` converts for
-        var pending = UnsafeBufferPointer<Int32>(start: nil, count: 0)
-        var drained = false  // the source has ended and the converter has been flushed
-        var attached = false
-        var isHeld = false  // mirrors `slot.held`
-        var holdGain = Float.nan  // the applied gain last seen while fading out for a hold
-        var holdGainSince = 0.0
+        var producer = Producer(ring: ring, bell: slot.bell, output: outputBell)
+        var stream = StreamProduction(engine: self, slot: slot, source: source)
+        producer.run(&stream)
 
-        func stopping() -> Bool {
-            stopRequested.load(ordering: .relaxed) || slot.stopWanted.load(ordering: .acquiring)
-        }
-
-        /// Drops what the ring holds (the slot's last stream, or audio converted for a device
-        /// that has since changed); the output thread takes such a cut at once.
-        func clearRing() -> Bool {
-            let generation = ring.cutNow(format: nil)
-            outputWakeup.post()
-            while !ring.cutTaken(generation) {
-                if stopping() { return false }
-                sleepMilliseconds(2)
-            }
-            return true
-        }
-
-        /// Carries out `holdStream` and `releaseStream` (which set the fade): the input is
-        /// disabled once nothing of it sounds, so the ring keeps what is left, and enabled again
-        /// on release. The producer meanwhile keeps writing what fits.
-        func followHold() {
-            guard slot.holdWanted.load(ordering: .acquiring) else {
-                holdGain = .nan
-                if isHeld {
-                    if attached { slot.input.isEnabled = true }
-                    isHeld = false
-                    slot.held.store(false, ordering: .releasing)
-                    outputWakeup.post()
+        if !stream.stopping {
+            // All of it is in the ring: it plays out. A held stream waits, kept, until it is
+            // released (or stopped).
+            slot.complete.store(true, ordering: .releasing)
+            outputBell.wake()
+            while !stream.stopping && (!ring.isEmpty || stream.isHeld || slot.holdWanted.load(ordering: .acquiring)) {
+                stream.followHold()
+                // The output rings once it has read the ring to its end.
+                producer.sleep(for: stream, room: ring.capacity) {
+                    ring.isEmpty && !stream.isHeld && !slot.holdWanted.load(ordering: .acquiring)
                 }
-                return
             }
-            guard !isHeld else { return }
-            let applied = slot.input.appliedGain
-            let now = monotonicSeconds()
-            if applied != holdGain {
-                holdGain = applied
-                holdGainSince = now
-            }
-            // The mixer publishes the gain every period it renders the input; one that has not
-            // moved for a few periods is not being rendered (no stream wants the device, or it
-            // is being reopened), so nothing of the stream sounds.
-            let periods = 4 * Double(options.periodFrames) / Double(max(8000, deviceRate.load(ordering: .relaxed)))
-            let unrendered = now - holdGainSince > max(0.1, periods)
-            // Faded out, or nothing left the mixer could read (only this thread adds to it).
-            guard !attached || applied == 0 || ring.readableSamples == 0 || unrendered else { return }
-            if attached { slot.input.isEnabled = false }
-            isHeld = true
-            slot.held.store(true, ordering: .releasing)
         }
+        if stream.stopping {
+            // Fade out, unless nothing is rendering it any more.
+            slot.input.fade = 0
+            var waited = 0
+            while waited < 200, !stream.isHeld, slot.input.appliedGain != 0, !ring.isEmpty, !stopRequested.load(ordering: .relaxed) {
+                sleepMilliseconds(2)
+                waited += 2
+            }
+        }
+        slot.input.isEnabled = false
+        slot.dropFeed()
+        slot.held.store(false, ordering: .releasing)
+        slot.finished.store(true, ordering: .releasing)
+        slot.finishedSerial.store(slot.serial.load(ordering: .acquiring), ordering: .releasing)
+        slot.busy.store(false, ordering: .releasing)
+        announce()
+    }
+}
 
-        produce: while !stopping() {
+/// A stream producer's policy: its source, converted afresh for each device configuration, and
+/// the hold an interruption asks for.
+private struct StreamProduction: ProducerPolicy {
+    let engine: PlaybackEngine
+    let slot: StreamSlot
+    let source: StreamSource
+    /// The device generation the converter converts for.
+    var convertedFor = 0
+    /// The source has ended and the converter has been flushed.
+    var drained = false
+    var attached = false
+    /// Mirrors `slot.held`.
+    var isHeld = false
+    /// The applied gain last seen while fading out for a hold, and since when.
+    var holdGain = Float.nan
+    var holdGainSince = 0.0
+
+    init(engine: PlaybackEngine, slot: StreamSlot, source: StreamSource) {
+        self.engine = engine
+        self.slot = slot
+        self.source = source
+    }
+
+    var stopping: Bool {
+        engine.stopRequested.load(ordering: .relaxed) || slot.stopWanted.load(ordering: .acquiring)
+    }
+
+    /// A stop, a release, or a new device configuration.
+    func needsAttention() -> Bool {
+        stopping || (isHeld && !slot.holdWanted.load(ordering: .acquiring))
+            || engine.deviceGeneration.load(ordering: .acquiring) != convertedFor
+    }
+
+    /// While fading out for a hold it watches the applied gain, which nobody rings for.
+    var sleepLimit: Int? { slot.holdWanted.load(ordering: .acquiring) && !isHeld ? 2 : nil }
+
+    mutating func attend(_ producer: inout Producer) -> Bool {
+        while !stopping {
             followHold()
-            let generation = deviceGeneration.load(ordering: .acquiring)
+            let generation = engine.deviceGeneration.load(ordering: .acquiring)
             if generation == 0 {
                 // The device is not open yet (it opens at this stream's format, or the player's).
-                sleepMilliseconds(5)
+                producer.sleep(for: self) { false }
                 continue
             }
-            if generation != convertedFor, let conv = converter,
-               conv.deviceRate == deviceRate.load(ordering: .acquiring),
-               conv.deviceChannels == deviceChannels.load(ordering: .acquiring) {
+            let rate = engine.deviceRate.load(ordering: .acquiring)
+            let channels = engine.deviceChannels.load(ordering: .acquiring)
+            if generation != convertedFor, let conv = producer.converter, conv.deviceRate == rate, conv.deviceChannels == channels {
                 convertedFor = generation  // reopened as it was (after a loss): carry on
             }
             if generation != convertedFor {
-                guard clearRing() else { break }
+                // Drop what the ring holds (the slot's last stream, or audio converted for a
+                // device that has since changed); the output, or its mixer, takes such a cut at
+                // once.
+                guard producer.awaitCut(slot.ring.cutNow(format: nil), afterWrites: true, stopped: { stopping }) else { return false }
                 do throws(PlaybackError) {
-                    converter = try StreamConverter(source: source.format, deviceRate: deviceRate.load(ordering: .acquiring),
-                                                    deviceChannels: deviceChannels.load(ordering: .acquiring))
+                    producer.converter = try StreamConverter(source: source.format, deviceRate: rate, deviceChannels: channels)
                 } catch {
-                    break
+                    return false
                 }
                 convertedFor = generation
-                pending = UnsafeBufferPointer(start: nil, count: 0)
+                producer.pending = UnsafeBufferPointer(start: nil, count: 0)
                 if !attached {
                     // From the factors as the control plane last set them (a hold included).
                     slot.controls.withLock { _ in
@@ -251,55 +281,59 @@ extension PlaybackEngine {
                     attached = true
                 }
             }
-            guard let conv = converter else { break }
-            if pending.count == 0 {
-                if drained { break }
-                switch source.next() {
-                case .samples(let block):
-                    pending = conv.convert(block)
-                case .waiting:
-                    // A client's PCM has not come yet; the output plays what the ring has.
-                    sleepMilliseconds(5)
-                case .ended:
-                    pending = conv.flush()
-                    drained = true
-                }
-                continue
-            }
-            let n = ring.write(pending, frameSize: conv.deviceChannels)
-            pending = UnsafeBufferPointer(rebasing: pending[n...])
-            if n > 0 { outputWakeup.post() }
-            if pending.count > 0 { sleepMilliseconds(5) }
+            return producer.converter != nil
         }
+        return false
+    }
 
-        if !stopping() {
-            // All of it is in the ring: it plays out. A held stream waits, kept, until it is
-            // released (or stopped).
-            slot.complete.store(true, ordering: .releasing)
-            outputWakeup.post()
-            while !stopping() && (!ring.isEmpty || isHeld || slot.holdWanted.load(ordering: .acquiring)) {
-                followHold()
-                sleepMilliseconds(2)
+    mutating func nextBlock() -> SourceBlock {
+        drained ? .ended : source.next()
+    }
+
+    /// What the source had plays out, a failed file's included (corrupt or truncated: what was
+    /// decoded plays); then the resampler's tail.
+    mutating func sourceEnded(_ producer: inout Producer, failure: FLACError?) -> Bool {
+        guard !drained, let conv = producer.converter else { return false }
+        producer.pending = conv.flush()
+        drained = true
+        return true
+    }
+
+    /// Carries out `holdStream` and `releaseStream` (which set the fade): the input is
+    /// disabled once nothing of it sounds, so the ring keeps what is left, and enabled again
+    /// on release. The producer meanwhile keeps writing what fits.
+    mutating func followHold() {
+        guard slot.holdWanted.load(ordering: .acquiring) else {
+            holdGain = .nan
+            if isHeld {
+                if attached { slot.input.isEnabled = true }
+                isHeld = false
+                slot.held.store(false, ordering: .releasing)
+                engine.outputBell.wake()
             }
+            return
         }
-        if stopping() {
-            // Fade out, unless nothing is rendering it any more.
-            slot.input.fade = 0
-            var waited = 0
-            while waited < 200, !isHeld, slot.input.appliedGain != 0, !ring.isEmpty, !stopRequested.load(ordering: .relaxed) {
-                sleepMilliseconds(2)
-                waited += 2
-            }
+        guard !isHeld else { return }
+        let applied = slot.input.appliedGain
+        let now = monotonicSeconds()
+        if applied != holdGain {
+            holdGain = applied
+            holdGainSince = now
         }
-        slot.input.isEnabled = false
-        slot.dropFeed()
-        slot.held.store(false, ordering: .releasing)
-        slot.finished.store(true, ordering: .releasing)
-        slot.busy.store(false, ordering: .releasing)
+        // The mixer publishes the gain every period it renders the input; one that has not
+        // moved for a few periods is not being rendered (no stream wants the device, or it
+        // is being reopened), so nothing of the stream sounds.
+        let periods = 4 * Double(engine.options.periodFrames) / Double(max(8000, engine.deviceRate.load(ordering: .relaxed)))
+        let unrendered = now - holdGainSince > max(0.1, periods)
+        // Faded out, or nothing left the mixer could read (only this thread adds to it).
+        guard !attached || applied == 0 || slot.ring.readableSamples == 0 || unrendered else { return }
+        if attached { slot.input.isEnabled = false }
+        isHeld = true
+        slot.held.store(true, ordering: .releasing)
     }
 }
 
-/// Where a stream's audio comes from. One producer loop (`runStream`) serves both kinds.
+/// Where a stream's audio comes from.
 enum StreamSource {
     /// A FLAC file, decoded block by block.
     case file(FLACDecoder)
@@ -321,20 +355,10 @@ enum StreamSource {
                 guard let block = try decoder.nextBlock() else { return .ended }
                 return .samples(block)
             } catch {
-                // Corrupt or truncated: what was decoded plays out.
-                return .ended
+                return .failed(error)
             }
         case .feed(let feed):
             return feed.take()
         }
     }
-}
-
-/// What a stream's source has for its producer.
-enum SourceBlock {
-    case samples(UnsafeBufferPointer<Int32>)
-    /// Nothing yet; more may come (a client's PCM).
-    case waiting
-    /// Everything the source had has been taken.
-    case ended
 }

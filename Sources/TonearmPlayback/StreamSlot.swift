@@ -32,6 +32,11 @@ final class StreamSlot: @unchecked Sendable {
     let complete = Atomic<Bool>(false)
     /// The stream's ring has been read to its end, or it was stopped and faded out.
     let finished = Atomic<Bool>(false)
+    /// The serial of the last stream that finished, for the engine's events.
+    let finishedSerial = Atomic<Int>(0)
+    /// The producer's sleep: the control plane wakes it (a feed, a hold, a stop), the output
+    /// rings it (room in the ring, a cut taken, a device opened).
+    let bell = Doorbell()
     let stopWanted = Atomic<Bool>(false)
     /// The control plane wants the stream held (`holdStream`) or no longer (`releaseStream`).
     let holdWanted = Atomic<Bool>(false)

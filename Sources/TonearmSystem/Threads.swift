@@ -73,7 +73,7 @@ private func nameCurrentThread(_ name: String) {
 }
 
 /// Wakes a thread that waits for work, without a lock: a POSIX semaphore. Posts coalesce; a
-/// waiter returns at the latest after its timeout.
+/// waiter returns at the latest after its timeout, or only when posted (`wait()`).
 public final class Wakeup: @unchecked Sendable {
     private var semaphore = sem_t()
 
@@ -84,6 +84,11 @@ public final class Wakeup: @unchecked Sendable {
         var value: Int32 = 0
         sem_getvalue(&semaphore, &value)
         if value == 0 { sem_post(&semaphore) }
+    }
+
+    /// Sleeps until posted: for a thread with nothing to do until another gives it work.
+    public func wait() {
+        while sem_wait(&semaphore) != 0 && errno == EINTR {}
     }
 
     public func wait(milliseconds: Int) {

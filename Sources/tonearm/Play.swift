@@ -152,7 +152,7 @@ struct Play: ParsableCommand {
                     logger.warning("\(why); reopening every \(reopenInterval) ms")
                 case .deviceReopened(let format):
                     logger.notice("ALSA PCM '\(device)' is back (\(format)); continuing")
-                case .outputResumed, .streamFinished:
+                case .outputResumed:
                     break
                 case .underruns(let total):
                     underrunLog.record(total: total)
@@ -162,6 +162,8 @@ struct Play: ParsableCommand {
                     logger.notice("audio buffers are not locked in memory: \(why) (raise RLIMIT_MEMLOCK)")
                 case .endOfQueue:
                     finished = true
+                case .streamFinished:
+                    break  // it plays no session streams
                 }
             }
             if let line = underrunLog.line(now: monotonicSeconds()) { logger.warning("\(line)") }

@@ -1,0 +1,230 @@
+import Synchronization
+import TonearmAudio
+import TonearmFLAC
+
+extension PlaybackEngine {
+    /// The decoder thread ("tonearm-decoder"): the producer loop over the player's queue.
+    func runDecoder() {
+        var producer = Producer(ring: ring, bell: decoderBell, output: outputBell)
+        var decoding = PlayerDecoding(engine: self)
+        producer.run(&decoding)
+    }
+
+    /// The decoder's commands, oldest first, taken.
+    fileprivate func takeCommands() -> [DecoderCommand] {
+        commands.withLock { c -> [DecoderCommand] in
+            defer { c.removeAll() }
+            return c
+        }
+    }
+
+    fileprivate var hasCommands: Bool { commands.withLock { !$0.isEmpty } }
+}
+
+/// The decoder thread's policy: the file being decoded and what follows it, by the control
+/// plane's commands (`play`, `stop`, `upcomingChanged`) and `upcoming`. One converter lives as
+/// long as a run of files of the same format, so a boundary between them is gapless.
+private struct PlayerDecoding: ProducerPolicy {
+    let engine: PlaybackEngine
+    /// The item being decoded, and its decoder.
+    var item: EngineItem?
+    var decoder: FLACDecoder?
+    /// The source format of the run the device is set up for.
+    var source: StreamFormat?
+    /// The `play` the items being decoded follow from.
+    var request = 0
+
+    init(engine: PlaybackEngine) { self.engine = engine }
+
+    var ring: SPSCRing { engine.ring }
+    var stopped: Bool { engine.stopRequested.load(ordering: .relaxed) }
+    let sleepLimit: Int? = nil
+
+    func needsAttention() -> Bool { stopped || engine.hasCommands }
+
+    mutating func attend(_ producer: inout Producer) -> Bool {
+        while !stopped {
+            for command in engine.takeCommands() {
+                guard carryOut(command, &producer) else { return false }
+            }
+            if decoder != nil && producer.converter != nil { return true }
+            // Nothing to decode until a command comes.
+            producer.bell.sleep { needsAttention() }
+        }
+        return false
+    }
+
+    mutating func nextBlock() -> SourceBlock {
+        do throws(FLACError) {
+            guard let block = try decoder?.nextBlock() else { return .ended }
+            return .samples(block)
+        } catch {
+            return .failed(error)
+        }
+    }
+
+    mutating func sourceEnded(_ producer: inout Producer, failure: FLACError?) -> Bool {
+        guard let finished = item else { return true }
+        stopDecoding(&producer)
+        if let failure {
+            fail(finished.id, failure)
+            if let next = engine.upcoming(finished.id) { return begin(next, from: 0, replacing: false, &producer) }
+            endQueue(&producer)
+            return true
+        }
+        // End of the file: straight on to what follows, gaplessly.
+        if let next = engine.upcoming(finished.id) { return begin(next, from: 0, replacing: false, &producer) }
+        if let conv = producer.converter {
+            let tail = conv.flush()
+            if tail.count > 0 {
+                guard producer.push(tail, channels: conv.deviceChannels, stopped: { stopped }) else { return false }
+            }
+        }
+        endQueue(&producer)
+        return true
+    }
+
+    /// False when the engine is shutting down.
+    private mutating func carryOut(_ command: PlaybackEngine.DecoderCommand, _ producer: inout Producer) -> Bool {
+        switch command {
+        case .play(let item, let from, let number):
+            request = number
+            // The end queued before is not where this play ends: once the cut drops what
+            // precedes it, it must not be told as heard.
+            engine.timeline.withLock { $0.endOfQueue = nil }
+            return begin(item, from: from, replacing: true, &producer)
+        case .stop:
+            stopDecoding(&producer)
+            engine.timeline.withLock { $0.endOfQueue = nil }
+            guard producer.awaitCut(ring.cutNow(format: nil), stopped: { stopped }) else { return false }
+            engine.timeline.withLock { $0.marks.removeAll() }
+            endQueue(announce: false, &producer)
+            return true
+        case .upcomingChanged:
+            // Only matters when the decoder has already moved on to the next item.
+            let read = ring.samplesRead
+            let (playing, ahead) = engine.timeline.withLock { t -> (PlaybackEngine.Mark?, PlaybackEngine.Mark?) in
+                (t.marks.last(where: { $0.ringSample <= read }), t.marks.first(where: { $0.ringSample > read }))
+            }
+            guard let playing, let ahead else { return true }
+            let wanted = engine.upcoming(playing.start.itemID)
+            guard wanted?.id != ahead.start.itemID else { return true }
+            // Replace it where it begins: what precedes still plays out, and the end queued
+            // after it is no longer the end.
+            engine.timeline.withLock { $0.endOfQueue = nil }
+            let generation = ring.cut(at: ahead.ringSample, format: nil, playsOut: true)
+            guard producer.awaitCut(generation, stopped: { stopped }) else { return false }
+            engine.timeline.withLock { t in t.marks.removeAll { $0.ringSample >= ahead.ringSample } }
+            stopDecoding(&producer)
+            source = nil  // a fresh converter: none of the abandoned item's resampler state
+            if let wanted { return begin(wanted, from: 0, replacing: false, &producer) }
+            endQueue(&producer)
+            return true
+        }
+    }
+
+    /// Opens `item` and queues it after what is written (`replacing` false: a track boundary
+    /// that plays out first) or in place of everything not yet heard. False when shutting down.
+    private mutating func begin(_ item: EngineItem, from seconds: Double, replacing: Bool, _ producer: inout Producer) -> Bool {
+        var next = item
+        var position = seconds
+        while true {
+            do throws(FLACError) {
+                let decoder = try FLACDecoder(path: next.path)
+                let format = decoder.info.format
+                let frame = Int((position * Double(format.sampleRate)).rounded())
+                if frame > 0 { try decoder.seek(toFrame: frame) }
+                if replacing || format != source {
+                    // Finish the old run's resampler tail only when it still plays out.
+                    if !replacing, let conv = producer.converter {
+                        let tail = conv.flush()
+                        if tail.count > 0 {
+                            guard producer.push(tail, channels: conv.deviceChannels, stopped: { stopped }) else { return false }
+                        }
+                    }
+                    let generation = replacing ? ring.cutNow(format: format == source ? nil : format)
+                                               : ring.cutAtEnd(format: format)
+                    guard producer.awaitCut(generation, stopped: { stopped }) else { return false }
+                    // A fresh converter for every new run: a flushed resampler cannot be fed
+                    // again, and a seek must not carry the old position's filter state.
+                    if replacing || format != source || producer.converter == nil {
+                        source = format
+                        producer.converter = try? StreamConverter(source: format,
+                                                                  deviceRate: engine.deviceRate.load(ordering: .acquiring),
+                                                                  deviceChannels: engine.deviceChannels.load(ordering: .acquiring))
+                    }
+                }
+                let written = ring.samplesWritten
+                let start = ItemStart(itemID: next.id, info: decoder.info, position: Double(frame) / Double(format.sampleRate),
+                                      device: engine.currentFormat.load() ?? DeviceFormat(sampleFormat: .s16LE, sampleRate: 0, channels: 0, periodFrames: 0, bufferFrames: 0),
+                                      request: request)
+                engine.queueEnd.store(Int.max, ordering: .relaxed)
+                engine.timeline.withLock { t in
+                    if replacing { t.marks.removeAll() }
+                    t.markSerial += 1
+                    t.marks.append(PlaybackEngine.Mark(serial: t.markSerial, start: start, ringSample: written,
+                                                       sourceRate: format.sampleRate,
+                                                       deviceRate: engine.deviceRate.load(ordering: .acquiring),
+                                                       channels: engine.deviceChannels.load(ordering: .acquiring)))
+                    t.endOfQueue = nil
+                }
+                queueStart(written, &producer)
+                self.item = next
+                self.decoder = decoder
+                producer.pending = UnsafeBufferPointer(start: nil, count: 0)
+                return true
+            } catch {
+                fail(next.id, error)
+                guard let following = engine.upcoming(next.id) else {
+                    if replacing { _ = producer.awaitCut(ring.cutNow(format: nil), stopped: { stopped }) }
+                    endQueue(&producer)
+                    return true
+                }
+                next = following
+                position = 0
+            }
+        }
+    }
+
+    /// Hands the output where the item just begun starts, so it announces the start when it
+    /// gets there; rings it in case it sleeps there already (a seek while paused).
+    private func queueStart(_ sample: Int, _ producer: inout Producer) {
+        // The queue holds more starts than a read-ahead of anything but tracks a few
+        // milliseconds long; for those, wait for the output to take some.
+        while !engine.starts.push(sample) && !stopped {
+            producer.bell.sleep(milliseconds: 5) { stopped }
+        }
+        producer.output.ring()
+    }
+
+    private mutating func stopDecoding(_ producer: inout Producer) {
+        item = nil
+        decoder = nil
+        producer.pending = UnsafeBufferPointer(start: nil, count: 0)
+    }
+
+    private func fail(_ itemID: Int, _ error: FLACError) {
+        engine.timeline.withLock { $0.errors.append((itemID, error)) }
+        engine.announce()
+    }
+
+    /// Nothing follows what is written: the output idles once it is heard, and, unless the
+    /// control plane stopped playback itself, says the queue ended.
+    private mutating func endQueue(announce: Bool = true, _ producer: inout Producer) {
+        stopDecoding(&producer)
+        let end = ring.samplesWritten
+        let serial = engine.timeline.withLock { t in
+            t.endOfQueue = announce ? end : nil
+            if announce { t.endSerial += 1 }
+            return t.endSerial
+        }
+        engine.queueEnd.store(end, ordering: .releasing)
+        if announce {
+            engine.endsToTell.store(serial, ordering: .releasing)
+            // Against the output's check as it falls idle: one of the two sees the other.
+            atomicMemoryFence(ordering: .sequentiallyConsistent)
+            if engine.outputIdle.load(ordering: .acquiring) && ring.samplesRead >= end { engine.announce() }
+        }
+        producer.output.wake()
+    }
+}

@@ -1,0 +1,214 @@
+import Synchronization
+import TonearmAudio
+import TonearmSystem
+
+// How the engine's threads hand things to each other without a lock, so that the output
+// thread never waits for another thread: a doorbell to sleep by, a value one thread writes and
+// others read (sequence-locked), a value handed from one thread to another, and the queue of
+// item starts the decoder hands the output.
+
+/// A thread's sleep, ended by the threads that give it work.
+///
+/// The sleeper says what it waits for, then checks once more that it still has to (`ready`),
+/// then sleeps on a semaphore. Another thread that has just made work rings: a semaphore post,
+/// but only when the sleeper is asleep (and, for room in a ring, when there is as much room as
+/// it waits for), so a thread that writes or reads a ring every few milliseconds makes no
+/// system call for it while the other side is awake. A full fence on each side orders "I sleep"
+/// against "is it asleep?": either the sleeper sees the work, or the ringer sees the sleeper.
+final class Doorbell: Sendable {
+    private let wakeup = Wakeup()
+    /// 0 while awake; asleep, the samples of room in its ring it waits for (`anything`: it
+    /// waits for something else).
+    private let awaited = Atomic<Int>(0)
+    static let anything = Int.max
+
+    /// Sleeps until woken or rung, unless `ready` (asked after saying it sleeps) is true.
+    /// `room`: the room in its ring that ends the sleep, for `ring(room:)`.
+    func sleep(forRoom room: Int = anything, unless ready: () -> Bool) {
+        awaited.store(max(1, room), ordering: .sequentiallyConsistent)
+        atomicMemoryFence(ordering: .sequentiallyConsistent)
+        if !ready() { wakeup.wait() }
+        awaited.store(0, ordering: .relaxed)
+    }
+
+    /// The same, for at most `milliseconds`: for a thread that watches something nobody rings
+    /// for (a fade reaching 0), or that retries something on a timer.
+    func sleep(milliseconds: Int, forRoom room: Int = anything, unless ready: () -> Bool) {
+        awaited.store(max(1, room), ordering: .sequentiallyConsistent)
+        atomicMemoryFence(ordering: .sequentiallyConsistent)
+        if !ready() { wakeup.wait(milliseconds: milliseconds) }
+        awaited.store(0, ordering: .relaxed)
+    }
+
+    /// Wakes the thread whatever it waits for, asleep or about to be: for commands.
+    func wake() { wakeup.post() }
+
+    /// Wakes the thread if it sleeps. No system call when it does not.
+    func ring() {
+        atomicMemoryFence(ordering: .sequentiallyConsistent)
+        if awaited.load(ordering: .relaxed) != 0 { wakeup.post() }
+    }
+
+    /// Wakes the thread if it sleeps waiting for at most `room` samples of room.
+    func ring(room: Int) {
+        atomicMemoryFence(ordering: .sequentiallyConsistent)
+        let wanted = awaited.load(ordering: .relaxed)
+        if wanted != 0 && wanted <= room { wakeup.post() }
+    }
+}
+
+/// A value one thread writes and any thread reads, without a lock: a sequence lock. The writer
+/// never waits; a reader copies the value and tries again if a write overlapped its copy. The
+/// value is kept as atomic words, so a reader never sees a torn word, and it is rebuilt only
+/// from a copy the sequence vouches for.
+final class SequenceLocked<Value: WordCoded>: @unchecked Sendable {
+    private let sequence = Atomic<Int>(0)
+    /// Word 0 says whether there is a value; the value's words follow.
+    private let words: UnsafeMutablePointer<Atomic<Int>>
+    private let count = Value.wordCount + 1
+
+    init(_ value: Value?) {
+        words = .allocate(capacity: count)
+        for index in 0..<count { (words + index).initialize(to: Atomic(0)) }
+        store(value)
+    }
+
+    deinit {
+        words.deinitialize(count: count)
+        words.deallocate()
+    }
+
+    /// The writer's: one thread at a time.
+    func store(_ value: Value?) {
+        let start = sequence.load(ordering: .relaxed)
+        sequence.store(start + 1, ordering: .relaxed)
+        atomicMemoryFence(ordering: .releasing)
+        withUnsafeTemporaryAllocation(of: Int.self, capacity: count) { copy in
+            copy.initialize(repeating: 0)
+            if let value {
+                copy[0] = 1
+                value.encode(into: UnsafeMutableBufferPointer(rebasing: copy[1...]))
+            }
+            for index in 0..<count { words[index].store(copy[index], ordering: .relaxed) }
+        }
+        sequence.store(start + 2, ordering: .releasing)
+    }
+
+    func load() -> Value? {
+        withUnsafeTemporaryAllocation(of: Int.self, capacity: count) { copy in
+            while true {
+                let before = sequence.load(ordering: .acquiring)
+                for index in 0..<count { copy.initializeElement(at: index, to: words[index].load(ordering: .relaxed)) }
+                atomicMemoryFence(ordering: .acquiring)
+                if before & 1 == 0 && sequence.load(ordering: .relaxed) == before {
+                    return copy[0] == 0 ? nil : Value(decoding: UnsafeBufferPointer(rebasing: copy[1...]))
+                }
+            }
+        }
+    }
+}
+
+/// A value kept as a few `Int`s (in a `SequenceLocked`).
+protocol WordCoded {
+    static var wordCount: Int { get }
+    func encode(into words: UnsafeMutableBufferPointer<Int>)
+    init(decoding words: UnsafeBufferPointer<Int>)
+}
+
+extension StreamFormat: WordCoded {
+    static var wordCount: Int { 3 }
+
+    func encode(into words: UnsafeMutableBufferPointer<Int>) {
+        words[0] = sampleRate
+        words[1] = channels
+        words[2] = bitsPerSample
+    }
+
+    init(decoding words: UnsafeBufferPointer<Int>) {
+        self.init(sampleRate: words[0], channels: words[1], bitsPerSample: words[2])
+    }
+}
+
+extension DeviceFormat: WordCoded {
+    static var wordCount: Int { 5 }
+
+    func encode(into words: UnsafeMutableBufferPointer<Int>) {
+        words[0] = switch sampleFormat {
+        case .s16LE: 0
+        case .s24_3LE: 1
+        case .s24LE: 2
+        case .s32LE: 3
+        case .floatLE: 4
+        }
+        words[1] = sampleRate
+        words[2] = channels
+        words[3] = periodFrames
+        words[4] = bufferFrames
+    }
+
+    init(decoding words: UnsafeBufferPointer<Int>) {
+        let sampleFormat: DeviceSampleFormat = switch words[0] {
+        case 0: .s16LE
+        case 1: .s24_3LE
+        case 2: .s24LE
+        case 3: .s32LE
+        default: .floatLE
+        }
+        self.init(sampleFormat: sampleFormat, sampleRate: words[1], channels: words[2],
+                  periodFrames: words[3], bufferFrames: words[4])
+    }
+}
+
+/// The latest of a series of values one thread hands to another, without a lock: the writer
+/// swaps a boxed value in, the reader takes it out. A value not taken before the next comes is
+/// dropped. The writer allocates (and may free the value it replaces).
+final class HandOff<Value: Sendable>: @unchecked Sendable {
+    private final class Box {
+        let value: Value
+        init(_ value: Value) { self.value = value }
+    }
+    private let slot = Atomic<UnsafeMutableRawPointer?>(nil)
+
+    init() {}
+
+    deinit { _ = take() }
+
+    func give(_ value: Value) {
+        let box = Unmanaged.passRetained(Box(value)).toOpaque()
+        if let old = slot.exchange(box, ordering: .acquiringAndReleasing) {
+            Unmanaged<Box>.fromOpaque(old).release()
+        }
+    }
+
+    /// The value given since the last take, if any.
+    func take() -> Value? {
+        guard let box = slot.exchange(nil, ordering: .acquiringAndReleasing) else { return nil }
+        return Unmanaged<Box>.fromOpaque(box).takeRetainedValue().value
+    }
+}
+
+/// The ring samples where items start in the player's ring, oldest first: decoder → output, so
+/// the output can announce a start once it has written the period that holds it (then the start
+/// says exactly when it is heard) without the lock the timeline takes. Two `Int32` halves an
+/// entry, in the one ring type there is.
+final class StartQueue: @unchecked Sendable {
+    private let queue: SPSCRing
+    /// The output's copy of the entry it takes.
+    private let entry = UnsafeMutablePointer<Int32>.allocate(capacity: 2)
+
+    init(entries: Int) { queue = SPSCRing(capacity: 2 * entries) }
+
+    deinit { entry.deallocate() }
+
+    /// Decoder: false when full (more starts ahead of the reader than the queue holds).
+    func push(_ sample: Int) -> Bool {
+        let halves = [Int32(truncatingIfNeeded: sample >> 32), Int32(truncatingIfNeeded: sample)]
+        return halves.withUnsafeBufferPointer { queue.write($0, frameSize: 2) } == 2
+    }
+
+    /// Output: the oldest start not yet taken.
+    func pop() -> Int? {
+        guard queue.read(into: entry, count: 2) == 2 else { return nil }
+        return Int(entry[0]) << 32 | Int(UInt32(bitPattern: entry[1]))
+    }
+}

@@ -1,0 +1,459 @@
+import Synchronization
+import TonearmALSA
+import TonearmAudio
+import TonearmSystem
+
+/// The output thread ("tonearm-output"): the mixer and the ALSA device.
+///
+/// It owns the device. Each turn of its loop takes the cuts the producers published, opens the
+/// device when something wants it, decides what the next period holds — the player, sessions'
+/// streams, or nothing, and then it sleeps until something may play — and renders and writes a
+/// period. Between the marked lines it makes no allocation, takes no lock and makes no system
+/// call but the PCM's wait and write.
+///
+/// It takes no lock anywhere. What it is told comes through the rings, atomics and its doorbell;
+/// what it tells goes out through atomics, `currentFormat` (sequence-locked with this thread its
+/// only writer, so it never waits) and `interruptions` (a hand-off), then `announce`. Opening a
+/// device, draining it and wording an interruption allocate, and alsa-lib and malloc lock inside;
+/// none of that is on the render path.
+struct OutputThread {
+    private let engine: PlaybackEngine
+    private let ring: SPSCRing
+    private let mixer: Mixer
+    private var link = Link.closed
+    /// What the device should be opened as.
+    private var request: OutputRequest?
+    private var period: Period
+    private var mix = Mix.silent
+    private var hearing = Hearing.heard
+    /// Frames in the device buffer still to play, as of the last write.
+    private var deviceFill = 0
+    /// The oldest item start (a ring sample) not yet reached, and whether one has been reached
+    /// and not yet announced.
+    private var nextStart: Int?
+    private var startReached = false
+    /// The last end of queue (`endsToTell`) this thread announced; mirrors `outputIdle`.
+    private var toldEnd = 0
+    private var reportedIdle = true
+
+    /// The device as this thread holds it.
+    private enum Link {
+        /// Not opened yet, or closed for a new format.
+        case closed
+        case open(PCMDevice, DeviceFormat)
+        /// Gone (an error, or no period for the stall timeout); reopened every reopen interval.
+        case lost
+
+        var device: PCMDevice? { if case .open(let device, _) = self { device } else { nil } }
+        var format: DeviceFormat? { if case .open(_, let format) = self { format } else { nil } }
+    }
+
+    /// What the periods being written hold.
+    private enum Mix: Equatable {
+        /// Nothing: the device idles (paused and faded out, at the end of the queue, or before
+        /// anything played).
+        case silent
+        /// The player, with any sessions' streams.
+        case player
+        /// Sessions' streams alone: the player is paused or at its end (`playerIdle`), or its
+        /// decoder is behind.
+        case streamsOnly(playerIdle: Bool)
+
+        var playerIdle: Bool {
+            switch self {
+            case .silent: true
+            case .player: false
+            case .streamsOnly(let idle): idle
+            }
+        }
+    }
+
+    /// Whether what is written is heard: not since a loss or a failed open, until the reopened
+    /// device has taken enough frames to start (it starts once its buffer is full).
+    private enum Hearing {
+        case heard
+        case interrupted(writtenSinceOpen: Int)
+    }
+
+    /// The period being written: rendered once the device has room, written until ALSA has
+    /// taken all of it.
+    private struct Period {
+        var buffer: UnsafeMutableRawPointer
+        var bytes: Int
+        /// Frames rendered, not yet taken; the first is at `offset`.
+        var pending = 0
+        var offset = 0
+    }
+
+    /// What a write leaves to do once off the render path.
+    private enum Aftermath {
+        case none
+        case announce
+        /// The device went: 0 for a stall, or the error.
+        case lost(Int32)
+    }
+
+    init(engine: PlaybackEngine) {
+        self.engine = engine
+        ring = engine.ring
+        mixer = engine.mixer
+        let bytes = engine.options.periodFrames * 8 * 4
+        period = Period(buffer: .allocate(byteCount: bytes, alignment: 16), bytes: bytes)
+    }
+
+    mutating func run() {
+        defer { period.buffer.deallocate() }
+        let refused = requestRealtimePriority(engine.options.realtimePriority)
+        engine.realtimeErrno.store(refused, ordering: .relaxed)
+        if refused > 0 { engine.announce() }
+        lockMemory()
+
+        while !engine.stopRequested.load(ordering: .relaxed) {
+            takeStreamCuts()
+            if takePlayerCut() || openDeviceIfWanted() { continue }
+            guard let (device, format) = nextPeriod() else { continue }
+            // ── Render path begins (see Mixer.render) ──
+            guard let outcome = renderAndWrite(device, format) else { continue }
+            let aftermath = account(outcome, format)
+            // ── Render path ends ──
+            settle(aftermath, format)
+        }
+        link.device?.drop()
+        link = .closed
+        setDeviceState(.closed)
+        engine.outputFinished.store(true, ordering: .releasing)
+    }
+
+    // MARK: The render path
+
+    /// Once the device has room for a period, renders one (nil when the mixer has nothing) —
+    /// what is rendered is written at once, so a change of gain (duck, pause, volume) is heard
+    /// one buffer after it is made — and writes what is pending of it.
+    @inline(__always)
+    private mutating func renderAndWrite(_ device: PCMDevice, _ format: DeviceFormat) -> PCMDevice.WriteOutcome? {
+        let timeout = engine.stallTimeout(format)
+        if period.pending == 0 {
+            if let outcome = device.waitForRoom(format.periodFrames, timeoutMilliseconds: timeout) { return outcome }
+            deviceFill = max(0, format.bufferFrames - device.availableFrames)
+            period.pending = mixer.render(into: period.buffer, frames: format.periodFrames)
+            period.offset = 0
+            if period.pending == 0 { return nil }
+        }
+        return device.write(period.buffer + period.offset * format.bytesPerFrame, count: period.pending,
+                            timeoutMilliseconds: timeout)
+    }
+
+    /// Counts what the device took and publishes what is heard: atomics only.
+    @inline(__always)
+    private mutating func account(_ outcome: PCMDevice.WriteOutcome, _ format: DeviceFormat) -> Aftermath {
+        switch outcome {
+        case .wrote(let n):
+            period.pending -= n
+            period.offset += n
+            engine.framesWritten.add(n, ordering: .relaxed)
+            deviceFill += n
+            // What is heard now: the player's frames read, less those still in the device or
+            // not yet written. Periods without the player hold none of its frames.
+            let read = ring.samplesRead
+            engine.heardSample.store(mix == .player ? read - (deviceFill + period.pending) * format.channels : read,
+                                     ordering: .releasing)
+            guard case .interrupted(let written) = hearing else { return .none }
+            // Heard again once the device has taken enough to start.
+            guard written + n >= format.bufferFrames - format.bufferFrames % max(1, format.periodFrames) else {
+                hearing = .interrupted(writtenSinceOpen: written + n)
+                return .none
+            }
+            hearing = .heard
+            engine.outputInterrupted.store(false, ordering: .releasing)
+            engine.resumeCount.add(1, ordering: .releasing)
+            return .announce
+        case .recoveredUnderrun:
+            engine.underrunCount.add(1, ordering: .relaxed)
+            return .announce
+        case .stalled:
+            return .lost(0)
+        case .failed(let code):
+            return .lost(code)
+        }
+    }
+
+    // MARK: Around it
+
+    /// After a write: a device that went is closed (what was rendered but not taken is kept
+    /// and written first to the next), what happened is announced, and the producers waiting
+    /// for room in their rings are rung.
+    private mutating func settle(_ aftermath: Aftermath, _ format: DeviceFormat) {
+        switch aftermath {
+        case .none:
+            break
+        case .announce:
+            engine.announce()
+        case .lost(let code):
+            // Gone (error) or wedged (no period completes): close and reopen later.
+            link = .lost
+            engine.lossCount.add(1, ordering: .relaxed)
+            setDeviceState(.lost)
+            let device = engine.options.device
+            interrupt(code == 0 ? .stalled(device: device, milliseconds: Int(engine.stallTimeout(format)))
+                                : .lost(ALSAError(device: device, operation: "write to", code: code)))
+        }
+        announceReachedStarts()
+        engine.decoderBell.ring(room: ring.freeSamples)
+        var index = 0
+        while index < engine.streamSlots.count {
+            let slot = engine.streamSlots[index]
+            slot.bell.ring(room: slot.ring.freeSamples)
+            index += 1
+        }
+    }
+
+    /// A session's new stream clears what its slot's last stream left.
+    private func takeStreamCuts() {
+        var index = 0
+        while index < engine.streamSlots.count {
+            let slot = engine.streamSlots[index]
+            if slot.ring.reachedCut != nil {
+                slot.ring.takeCut()
+                slot.bell.ring()
+            }
+            index += 1
+        }
+    }
+
+    /// A cut: a seek or skip (drop what is queued) or a track boundary (play it out), perhaps
+    /// with a new format (reconfigure). Taken even while paused. True when it was taken.
+    private mutating func takePlayerCut() -> Bool {
+        guard let cut = ring.reachedCut, period.pending == 0 || !cut.playsOut else { return false }
+        if !cut.playsOut {
+            // What is queued is abandoned; the new item starts bit-exact at once.
+            period.pending = 0
+            link.device?.drop()
+        }
+        if let next = cut.format, next != request?.stream {
+            if let device = link.device {
+                if cut.playsOut { device.drain(timeoutMilliseconds: drainTimeout(device.format)) }
+                link = .closed
+            }
+            request = OutputRequest(stream: next, periodFrames: engine.options.periodFrames,
+                                    bufferFrames: engine.options.bufferFrames)
+            setDeviceState(.closed)
+        }
+        // The decoder converts to the device's rate and channels: a cut with a format is taken
+        // only once the device is open and they are known.
+        guard cut.format == nil || link.device != nil else { return false }
+        ring.takeCut()
+        engine.decoderBell.ring()
+        takeReachedStarts()
+        return true
+    }
+
+    /// Opens the device when something wants it: the player's format, or, before anything
+    /// played, a stream's. True when it tried.
+    private mutating func openDeviceIfWanted() -> Bool {
+        if request == nil, let wanted = engine.streamDeviceRequest.load() {
+            request = OutputRequest(stream: wanted, periodFrames: engine.options.periodFrames,
+                                    bufferFrames: engine.options.bufferFrames)
+        }
+        guard link.device == nil, let wanted = request else { return false }
+        do {
+            adopt(try PCMDevice(name: engine.options.device, request: wanted))
+            if case .interrupted = hearing {
+                engine.reopenCount.add(1, ordering: .releasing)
+                engine.announce()
+            }
+        } catch {
+            // The first failure of an outage interrupts; a lost device's failed reopens only go
+            // on waiting for it.
+            if case .heard = hearing { interrupt(.unavailable(error)) }
+            if case .closed = link { setDeviceState(.unavailable) }
+            nap()
+        }
+        return true
+    }
+
+    private mutating func adopt(_ device: PCMDevice) {
+        let f = device.format
+        if f.periodFrames * f.bytesPerFrame > period.bytes {
+            period.buffer.deallocate()
+            period.bytes = f.periodFrames * f.bytesPerFrame
+            period.buffer = .allocate(byteCount: period.bytes, alignment: 16)
+            lockMemory()
+        }
+        mixer.configure(format: f, maxFrames: f.periodFrames)
+        link = .open(device, f)
+        engine.currentFormat.store(f)
+        engine.deviceRate.store(f.sampleRate, ordering: .relaxed)
+        engine.deviceChannels.store(f.channels, ordering: .relaxed)
+        engine.deviceGeneration.add(1, ordering: .releasing)
+        setDeviceState(.open)
+        if case .interrupted = hearing { hearing = .interrupted(writtenSinceOpen: 0) }
+        // Streams waiting for a device convert for this one.
+        for slot in engine.streamSlots { slot.bell.ring() }
+    }
+
+    /// Decides what the next period holds, and returns the device to write it to; nil when
+    /// there is nothing to write now (the thread slept, or waited for the decoder).
+    private mutating func nextPeriod() -> (PCMDevice, DeviceFormat)? {
+        let pauseWanted = engine.pauseRequested.load(ordering: .acquiring)
+        engine.playerInput.gain = pauseWanted ? 0 : Float(bitPattern: engine.volumeBits.load(ordering: .relaxed))
+        var next = mix
+        if period.pending == 0 {
+            guard let chosen = chooseMix(pauseWanted: pauseWanted) else { return nil }
+            next = chosen
+            // A disabled primary input lets the mixer render periods of the other inputs.
+            engine.playerInput.isEnabled = chosen == .player
+        }
+        guard case .open(let device, let format) = link else {
+            engine.outputBell.sleep { request != nil || engine.streamDeviceRequest.load() != nil }
+            return nil
+        }
+        mix = next
+        publishIdle(mix.playerIdle)
+        return (device, format)
+    }
+
+    /// What the next period holds; nil when it holds nothing: the device idles and the thread
+    /// sleeps, or the decoder is behind and the thread waits for it.
+    private mutating func chooseMix(pauseWanted: Bool) -> Mix? {
+        let (playerSilent, streamsWant) = demand(pauseWanted: pauseWanted)
+        if playerSilent && !streamsWant {
+            idle(pauseWanted: pauseWanted)
+            return nil
+        }
+        if playerSilent { return .streamsOnly(playerIdle: true) }
+        guard ring.readableSamples == 0 else { return .player }
+        // The decoder is behind (start-up, a seek, a slow disk): wait for it, or let the
+        // sessions' streams go on without the player until it catches up.
+        guard streamsWant else {
+            engine.outputBell.sleep { ring.readableSamples > 0 || streamsWantOutput() }
+            return nil
+        }
+        return .streamsOnly(playerIdle: mix.playerIdle)
+    }
+
+    /// Whether the player is silent (paused, once faded out, or at the end of the queue) and
+    /// whether sessions' streams have audio to play now.
+    private func demand(pauseWanted: Bool) -> (playerSilent: Bool, streamsWant: Bool) {
+        let atEnd = ring.readableSamples == 0 && ring.samplesRead >= engine.queueEnd.load(ordering: .acquiring)
+        let playerSilent = (pauseWanted && (mix == .silent || mixer.isSilent(engine.playerInput))) || atEnd
+        return (playerSilent, streamsWantOutput())
+    }
+
+    /// Nothing to play: the device idles — a pause drops the player's faded-out tail, a
+    /// session's stream plays out — and the thread sleeps until something may play.
+    private mutating func idle(pauseWanted: Bool) {
+        if mix != .silent, let device = link.device {
+            if pauseWanted && mix == .player { device.drop() } else { device.drain(timeoutMilliseconds: drainTimeout(device.format)) }
+        }
+        mix = .silent
+        publishIdle(true)
+        engine.outputBell.sleep {
+            // No period follows to hold a start reached (a seek while paused): tell it now.
+            announceReachedStarts()
+            let (playerSilent, streamsWant) = demand(pauseWanted: engine.pauseRequested.load(ordering: .acquiring))
+            return !playerSilent || streamsWant || engine.stopRequested.load(ordering: .relaxed)
+        }
+    }
+
+    /// Waits a reopen interval; a shutdown ends it.
+    private mutating func nap() {
+        // No period follows for a while to hold a start reached (a skip while the device is gone).
+        announceReachedStarts()
+        let until = monotonicSeconds() + Double(engine.options.reopenIntervalMilliseconds) / 1000
+        while !engine.stopRequested.load(ordering: .relaxed) {
+            let left = Int(((until - monotonicSeconds()) * 1000).rounded(.up))
+            guard left > 0 else { return }
+            engine.outputBell.sleep(milliseconds: left) { engine.stopRequested.load(ordering: .relaxed) }
+        }
+    }
+
+    /// The output stops being heard.
+    private mutating func interrupt(_ why: OutputInterruption) {
+        hearing = .interrupted(writtenSinceOpen: 0)
+        engine.interruptions.give(why)
+        engine.outputInterrupted.store(true, ordering: .releasing)
+        engine.interruptionCount.add(1, ordering: .releasing)
+        engine.announce()
+    }
+
+    /// Whether the player is idle (paused and faded out, or at the end of its queue), for
+    /// `isPausedOrIdle` and the end of queue, which falling idle there announces.
+    private mutating func publishIdle(_ idle: Bool) {
+        guard idle != reportedIdle else { return }
+        reportedIdle = idle
+        engine.outputIdle.store(idle, ordering: .releasing)
+        guard idle else { return }
+        // Against the decoder's check in `endQueue`: one of the two sees the other.
+        atomicMemoryFence(ordering: .sequentiallyConsistent)
+        let ends = engine.endsToTell.load(ordering: .acquiring)
+        if ends > toldEnd && ring.samplesRead >= engine.queueEnd.load(ordering: .acquiring) {
+            toldEnd = ends
+            engine.announce()
+        }
+    }
+
+    /// Takes from the decoder's queue the item starts the reader has reached.
+    private mutating func takeReachedStarts() {
+        let read = ring.samplesRead
+        while true {
+            if nextStart == nil { nextStart = engine.starts.pop() }
+            guard let start = nextStart, start <= read else { return }
+            nextStart = nil
+            startReached = true
+        }
+    }
+
+    /// Announces the starts reached: after the write of the period that holds one, so that its
+    /// `heardAt` is exact, or when no period follows.
+    private mutating func announceReachedStarts() {
+        takeReachedStarts()
+        guard startReached else { return }
+        startReached = false
+        engine.announce()
+    }
+
+    /// Some session's stream has audio to play now. No lock, no allocation.
+    @inline(__always)
+    private func streamsWantOutput() -> Bool {
+        guard let format = link.format else { return false }
+        let periodSamples = format.periodFrames * format.channels
+        var index = 0
+        while index < engine.streamSlots.count {
+            if engine.streamSlots[index].wantsOutput(periodSamples: periodSamples) { return true }
+            index += 1
+        }
+        return false
+    }
+
+    private func setDeviceState(_ state: DeviceStatus.State) {
+        let index = switch state {
+        case .closed: 0
+        case .open: 1
+        case .lost: 2
+        case .unavailable: 3
+        }
+        engine.deviceState.store(index, ordering: .relaxed)
+    }
+
+    private func drainTimeout(_ format: DeviceFormat) -> Int {
+        1000 + format.bufferFrames * 1000 / format.sampleRate
+    }
+
+    /// Locks what the render path touches in memory, and says if that was refused.
+    private func lockMemory() {
+        let regions = [ring.storageRegion, UnsafeMutableRawBufferPointer(start: period.buffer, count: period.bytes)]
+            + mixer.scratchRegions + engine.streamSlots.map(\.ring.storageRegion)
+        let error = engine.lockMemoryRegions(regions)
+        guard engine.memlockErrno.load(ordering: .relaxed) <= 0 else { return }
+        engine.memlockErrno.store(error, ordering: .relaxed)
+        if error > 0 { engine.announce() }
+    }
+}
+
+extension PlaybackEngine {
+    /// A device that completes no period for this long is taken as gone.
+    func stallTimeout(_ format: DeviceFormat) -> Int32 {
+        if let t = options.stallTimeoutMilliseconds { return Int32(t) }
+        return Int32(max(1000, 4 * format.bufferFrames * 1000 / max(1, format.sampleRate)))
+    }
+}
