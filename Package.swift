@@ -58,12 +58,16 @@ let package = Package(
         // Pure player logic: queue, transport, remote command center, Now Playing. No I/O.
         .target(name: "TonearmPlayer"),
         // The control socket's JSON-lines protocol: requests, replies, the client.
-        .target(name: "TonearmControl", dependencies: ["TonearmJSON", "TonearmSystem"]),
+        .target(
+            name: "TonearmControl",
+            dependencies: ["TonearmJSON", "TonearmSystem", .product(name: "SystemPackage", package: "swift-system")]
+        ),
         // The one network edge: every socket the daemon serves, on one SwiftNIO event loop.
         .target(
             name: "TonearmNetwork",
             dependencies: [
                 "TonearmControl", "TonearmJSON", "TonearmSystem",
+                .product(name: "SystemPackage", package: "swift-system"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOExtras", package: "swift-nio-extras"),

@@ -4,6 +4,7 @@ import TonearmALSA
 import TonearmControl
 import TonearmJSON
 import TonearmLibrary
+import TonearmNetwork
 import TonearmPlayback
 import TonearmPlayer
 import TonearmSystem
@@ -95,9 +96,16 @@ public actor PlayerDaemon {
             guard let self else { return }
             Task { await self.clientDisconnected(client) }
         }
-        let server = try ControlServer(options: options) { [weak self] request, reply in
-            guard let self else { return }
-            Task { await self.answer(request, reply) }
+        let network = NetworkEdge.makeEventLoopGroup()
+        let server: ControlServer
+        do {
+            server = try ControlServer(options: options, group: network) { [weak self] request, reply in
+                guard let self else { return }
+                Task { await self.answer(request, reply) }
+            }
+        } catch {
+            try? await network.shutdownGracefully()
+            throw error
         }
         self.server = server
         server.start()
@@ -113,6 +121,7 @@ public actor PlayerDaemon {
             try? await Task.sleep(for: .milliseconds(book.streams.isEmpty ? 50 : 10))
         }
         await stopGracefully()
+        try? await network.shutdownGracefully()
     }
 
     /// SIGTERM/SIGINT: fade out (at most 50 ms), save, close the socket, stop the engine.
