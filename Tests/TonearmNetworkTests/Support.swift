@@ -109,6 +109,9 @@ final class RawConnection {
         }
     }
 
+    /// A socket the test connected itself.
+    init(adopting fd: Int32) { self.fd = fd }
+
     deinit { close(fd) }
 
     func send(_ text: String) { send(Array(text.utf8)) }
