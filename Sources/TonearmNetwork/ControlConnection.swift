@@ -39,13 +39,35 @@ final class ControlService {
     func admit(_ channel: any Channel) throws {
         // Accepted as the server stops: the bootstrap closes it.
         if stopping { throw ChannelError.ioOnClosedChannel }
-        guard let connection = roster.admit({ ControlConnection(clientID: $0, service: self) }) else {
-            let message = "tonearmd serves at most \(roster.limit) clients at once; try again later"
-            let refusal = Reply.failure(id: nil, code: ControlErrorCode.tooManyClients, message: message)
-            try channel.pipeline.syncOperations.addHandler(RefuseClient(line: ByteBuffer(bytes: line(refusal))))
-            log?("control: refused a client: \(roster.limit) already connected")
+        if roster.clients.count < roster.limit {
+            try serve(channel)
             return
         }
+        // Full, as far as this turn of the loop knows: clients that hung up just before this
+        // one arrived may not have been seen yet (the listener's event can come first). Decide
+        // once the turn's other events are handled; meanwhile nothing is read.
+        try channel.syncOptions?.setOption(.autoRead, value: false)
+        let pending = NIOLoopBound(channel, eventLoop: channel.eventLoop)
+        channel.eventLoop.assumeIsolated().execute {
+            let channel = pending.value
+            do {
+                if self.stopping {
+                    channel.close(promise: nil)
+                } else if self.roster.clients.count < self.roster.limit {
+                    try self.serve(channel)
+                } else {
+                    try self.refuse(channel)
+                }
+                try channel.syncOptions?.setOption(.autoRead, value: true)
+            } catch {
+                channel.close(promise: nil)
+            }
+        }
+    }
+
+    /// The line framing, the output limit and the protocol.
+    private func serve(_ channel: any Channel) throws {
+        guard let connection = roster.admit({ ControlConnection(clientID: $0, service: self) }) else { return }
         // Normally `channelInactive` says it first; this covers a channel that never got active.
         let id = connection.clientID
         channel.closeFuture.assumeIsolated().whenComplete { _ in self.closed(id) }
@@ -54,6 +76,14 @@ final class ControlService {
             ByteToMessageHandler(LineFrameDecoder(maxLineBytes: maxLineBytes)),
             connection,
         ])
+    }
+
+    /// One `tooManyClients` line, and the door.
+    private func refuse(_ channel: any Channel) throws {
+        let message = "tonearmd serves at most \(roster.limit) clients at once; try again later"
+        let refusal = Reply.failure(id: nil, code: ControlErrorCode.tooManyClients, message: message)
+        try channel.pipeline.syncOperations.addHandler(RefuseClient(line: ByteBuffer(bytes: line(refusal))))
+        log?("control: refused a client: \(roster.limit) already connected")
     }
 
     /// A connection closed: its place is free at once, for a client already waiting to be
@@ -268,6 +298,12 @@ final class ControlConnection: ChannelInboundHandler {
     private func closeIfAnswered() {
         guard inputClosed, outstanding == 0, !closing, let context else { return }
         closing = true
+        if (try? context.channel.syncOptions?.getOption(.bufferedWritableBytes)) == 0 {
+            // Nothing left to send: closed now, so its place is free for a client accepted in
+            // this same turn of the loop (as when many clients leave and one arrives at once).
+            context.close(promise: nil)
+            return
+        }
         // Writes complete in order: when this empty one does, everything before it is out.
         let channel = context.channel
         context.writeAndFlush(wrapOutboundOut(ByteBuffer())).whenComplete { _ in channel.close(promise: nil) }

@@ -131,10 +131,19 @@ final class RefuseClient: ChannelInboundHandler {
 
     init(line: ByteBuffer) { self.line = line }
 
+    /// Added to a channel already connected, or before it is.
+    func handlerAdded(context: ChannelHandlerContext) {
+        if context.channel.isActive { refuse(context) }
+    }
+
     func channelActive(context: ChannelHandlerContext) {
+        refuse(context)
+        context.fireChannelActive()
+    }
+
+    private func refuse(_ context: ChannelHandlerContext) {
         let channel = context.channel
         context.writeAndFlush(wrapOutboundOut(line)).whenComplete { _ in channel.close(promise: nil) }
-        context.fireChannelActive()
     }
 
     func channelRead(context: ChannelHandlerContext, data: NIOAny) {}
