@@ -18,7 +18,6 @@ let package = Package(
         .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
         .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
         .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
-        .package(url: "https://github.com/apple/swift-nio-extras", from: "1.25.0"),
         .package(url: "https://github.com/apple/swift-system", from: "1.4.0"),
     ],
     targets: [
@@ -80,15 +79,18 @@ let package = Package(
         // state, changes by subsystem, the plug-in protocol. No I/O.
         .target(name: "TonearmControlPlane", dependencies: ["TonearmAudio", "TonearmPlayer", "TonearmSession"]),
         // The control socket's JSON-lines protocol: requests, replies, the client.
-        .target(name: "TonearmControl", dependencies: ["TonearmJSON", "TonearmSystem"]),
+        .target(
+            name: "TonearmControl",
+            dependencies: ["TonearmJSON", "TonearmSystem", .product(name: "SystemPackage", package: "swift-system")]
+        ),
         // The one network edge: every socket the daemon serves, on one SwiftNIO event loop.
         .target(
             name: "TonearmNetwork",
             dependencies: [
                 "TonearmControl", "TonearmJSON", "TonearmSystem",
+                .product(name: "SystemPackage", package: "swift-system"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
-                .product(name: "NIOExtras", package: "swift-nio-extras"),
             ]
         ),
         // Board profiles: a TOML reader and the daemon's typed configuration.
@@ -108,7 +110,10 @@ let package = Package(
         // The JSON-lines control socket as a plug-in of the control plane.
         .target(
             name: "TonearmControlSocket",
-            dependencies: ["TonearmControlPlane", "TonearmControl", "TonearmJSON", "TonearmAudio", "TonearmPlayer", "TonearmSession", "TonearmSystem"]
+            dependencies: [
+                "TonearmControlPlane", "TonearmControl", "TonearmNetwork", "TonearmJSON", "TonearmAudio", "TonearmPlayer",
+                "TonearmSession", "TonearmSystem", .product(name: "NIOCore", package: "swift-nio"),
+            ]
         ),
         // The daemon: the control plane's implementation (player core, sessions, engine, saved
         // state), the plug-in registry and the services.

@@ -1,13 +1,12 @@
-#if canImport(Glibc)
-import Glibc
-#endif
+import SystemPackage
 import TonearmJSON
+import TonearmSystem
 
 /// A synchronous connection to tonearmd's control socket, for the `tonearm` CLI: one request
 /// at a time, and events for `tonearm watch`. Used from one thread.
 public final class ControlClient {
     public let path: String
-    private let fd: Int32
+    private let socket: FileDescriptor
     private var nextID = 0
     /// Received bytes; lines before `head` are taken, and up to `scanned` there is no newline.
     private var input: [UInt8] = []
@@ -19,27 +18,30 @@ public final class ControlClient {
 
     public init(path: String) throws(ControlError) {
         self.path = path
-        guard path.utf8.count <= maxSocketPathBytes else {
+        guard path.utf8.count <= LocalSocket.maxPathBytes else {
             throw ControlError(path: path, message: "cannot connect to tonearmd at \(path): the path is too long for a Unix socket")
         }
-        let fd = makeUnixSocket(nonBlocking: false)
-        guard fd >= 0 else {
-            throw ControlError(path: path, message: "cannot connect to tonearmd at \(path): socket: \(errnoText(-fd))")
+        let socket: FileDescriptor
+        do {
+            socket = try LocalSocket.open(nonBlocking: false)
+        } catch {
+            throw ControlError(path: path, message: "cannot connect to tonearmd at \(path): socket: \(error)")
         }
-        let error = connectUnix(fd, to: path)
-        guard error == 0 else {
-            close(fd)
+        do {
+            try LocalSocket.connect(socket, to: path)
+        } catch {
+            try? socket.close()
             let hint = switch error {
-            case ENOENT, ECONNREFUSED: " (is the daemon running?)"
-            case EACCES: " (may this user use the socket? see its group and mode)"
+            case .noSuchFileOrDirectory, .connectionRefused: " (is the daemon running?)"
+            case .permissionDenied: " (may this user use the socket? see its group and mode)"
             default: ""
             }
-            throw ControlError(path: path, message: "cannot connect to tonearmd at \(path): \(errnoText(error))\(hint)")
+            throw ControlError(path: path, message: "cannot connect to tonearmd at \(path): \(error)\(hint)")
         }
-        self.fd = fd
+        self.socket = socket
     }
 
-    deinit { close(fd) }
+    deinit { try? socket.close() }
 
     /// Sends a request and waits for its response; returns the result, or throws the
     /// daemon's error (with its `code`) or a local one. `id` and `command` are set here, so
@@ -48,7 +50,7 @@ public final class ControlClient {
         precondition(!arguments.contains { $0.0 == "id" || $0.0 == "command" }, "'id' and 'command' are set by request()")
         nextID += 1
         let id = JSONValue.int(nextID)
-        let deadline = monotonicNow() + timeout
+        let deadline = monotonicSeconds() + timeout
         try send(line(.object([("id", id), ("command", .string(command))] + arguments)), deadline: deadline)
         while true {
             guard let message = try readMessage(deadline: deadline) else {
@@ -73,7 +75,7 @@ public final class ControlClient {
     /// none came within `timeout` seconds (nil: wait as long as it takes).
     public func readEvent(timeout: Double?) throws(ControlError) -> (topic: String, data: JSONValue)? {
         if !events.isEmpty { return events.removeFirst() }
-        let deadline = timeout.map { monotonicNow() + $0 }
+        let deadline = timeout.map { monotonicSeconds() + $0 }
         while let message = try readMessage(deadline: deadline) {
             if let topic = message["event"]?.stringValue, message["id"] == nil {
                 return (topic, message["data"] ?? .null)
@@ -93,19 +95,28 @@ public final class ControlClient {
     private func send(_ bytes: [UInt8], deadline: Double) throws(ControlError) {
         var offset = 0
         while offset < bytes.count {
-            let sent = bytes.withUnsafeBytes { sendNow(fd, UnsafeRawBufferPointer(rebasing: $0[offset...])) }
-            if sent < 0 {
+            let sent: Int
+            switch bytes.withUnsafeBytes({ buffer in
+                Result { () throws(Errno) in try LocalSocket.send(socket, UnsafeRawBufferPointer(rebasing: buffer[offset...])) }
+            }) {
+            case .success(let count): sent = count
+            case .failure(let error):
                 // A server that refused the connection said why before closing it.
-                if let refusal = try? readMessage(deadline: monotonicNow()), refusal["id"] == nil,
+                if let refusal = try? readMessage(deadline: monotonicSeconds()), refusal["id"] == nil,
                    let error = refusal["error"], let code = error["code"]?.stringValue {
                     throw ControlError(path: path, code: code, message: error["message"]?.stringValue ?? "tonearmd refused the connection")
                 }
-                throw failure("cannot send to tonearmd at \(path)", errno: Int32(-sent))
+                throw failure("cannot send to tonearmd at \(path)", error)
             }
             offset += sent
             if sent == 0 {
-                let ready = waitFor(fd, events: Int16(POLLOUT), seconds: max(0, deadline - monotonicNow()))
-                if ready == 0 { throw ControlError(path: path, message: "tonearmd at \(path) is not reading requests") }
+                let ready: Bool
+                do {
+                    ready = try LocalSocket.wait(socket, writable: true, seconds: max(0, deadline - monotonicSeconds()))
+                } catch {
+                    throw failure("cannot send to tonearmd at \(path)", error)
+                }
+                if !ready { throw ControlError(path: path, message: "tonearmd at \(path) is not reading requests") }
             }
         }
     }
@@ -127,12 +138,14 @@ public final class ControlClient {
                 }
             }
             scanned = input.count
-            let ready = waitFor(fd, events: Int16(POLLIN), seconds: deadline.map { max(0, $0 - monotonicNow()) })
-            if ready == 0 { return nil }
-            let count = chunk.withUnsafeMutableBytes { receiveNow(fd, $0) }
-            guard let count else { continue }
+            let count: Int
+            do {
+                guard try LocalSocket.wait(socket, seconds: deadline.map { max(0, $0 - monotonicSeconds()) }) else { return nil }
+                count = try chunk.withUnsafeMutableBytes { buffer in Result { () throws(Errno) in try LocalSocket.read(socket, into: buffer) } }.get()
+            } catch {
+                throw failure("cannot read from tonearmd at \(path)", error)
+            }
             if count == 0 { throw ControlError(path: path, message: "tonearmd at \(path) closed the connection") }
-            if count < 0 { throw failure("cannot read from tonearmd at \(path)", errno: Int32(-count)) }
             if head > 0 {
                 input.removeFirst(head)
                 scanned -= head
@@ -142,10 +155,10 @@ public final class ControlClient {
         }
     }
 
-    private func failure(_ what: String, errno code: Int32) -> ControlError {
-        if code == EPIPE || code == ECONNRESET {
+    private func failure(_ what: String, _ error: Errno) -> ControlError {
+        if error == .brokenPipe || error == .connectionReset {
             return ControlError(path: path, message: "tonearmd at \(path) closed the connection")
         }
-        return ControlError(path: path, message: "\(what): \(errnoText(code))")
+        return ControlError(path: path, message: "\(what): \(error)")
     }
 }

@@ -78,23 +78,30 @@ public struct ControlRequest: Sendable {
 /// A `Reply` released without an answer answers `internal` itself, so a client never waits
 /// for a response that cannot come. A second answer is ignored.
 public final class Reply: Sendable {
-    private let outbox: Outbox
     private let clientID: Int
     private let id: JSONValue
     private let command: String
+    private let log: (@Sendable (String) -> Void)?
+    private let deliver: @Sendable ([UInt8]) -> Void
     private let answered = Atomic<Bool>(false)
 
-    init(outbox: Outbox, clientID: Int, id: JSONValue, command: String) {
-        self.outbox = outbox
+    /// `deliver` takes the response line, exactly once, on whichever thread answers (or
+    /// releases the reply unanswered).
+    package init(
+        clientID: Int, id: JSONValue, command: String, log: (@Sendable (String) -> Void)?,
+        deliver: @escaping @Sendable ([UInt8]) -> Void
+    ) {
         self.clientID = clientID
         self.id = id
         self.command = command
+        self.log = log
+        self.deliver = deliver
     }
 
     deinit {
         if !answered.load(ordering: .acquiring) {
-            outbox.log?("control: '\(command)' from client \(clientID) was dropped without an answer")
-            send(Self.failure(id: id, code: ControlErrorCode.internal, message: "the daemon dropped the request without answering"))
+            log?("control: '\(command)' from client \(clientID) was dropped without an answer")
+            deliver(line(Self.failure(id: id, code: ControlErrorCode.internal, message: "the daemon dropped the request without answering")))
         }
     }
 
@@ -118,17 +125,14 @@ public final class Reply: Sendable {
 
     private func answer(_ response: JSONValue) {
         guard !answered.exchange(true, ordering: .acquiringAndReleasing) else {
-            outbox.log?("control: '\(command)' from client \(clientID) was answered twice; the second answer is dropped")
+            log?("control: '\(command)' from client \(clientID) was answered twice; the second answer is dropped")
             return
         }
-        send(response)
+        deliver(line(response))
     }
 
-    private func send(_ response: JSONValue) {
-        outbox.deliver(line(response), to: clientID, finishingRequest: true)
-    }
-
-    static func failure(id: JSONValue?, code: String, message: String) -> JSONValue {
+    /// An error response; without an id (`tooManyClients`) when `id` is nil.
+    package static func failure(id: JSONValue?, code: String, message: String) -> JSONValue {
         let error: JSONValue = .object([("code", .string(code)), ("message", .string(message))])
         guard let id else { return .object([("ok", .bool(false)), ("error", error)]) }
         return .object([("id", id), ("ok", .bool(false)), ("error", error)])
@@ -136,7 +140,7 @@ public final class Reply: Sendable {
 }
 
 /// A message as it goes on the wire: compact JSON and a newline.
-func line(_ message: JSONValue) -> [UInt8] {
+package func line(_ message: JSONValue) -> [UInt8] {
     var bytes = Array(message.serialized.utf8)
     bytes.append(0x0A)
     return bytes

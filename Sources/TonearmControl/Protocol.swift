@@ -1,4 +1,5 @@
-/// The control protocol spoken on tonearmd's Unix socket (`ControlServer`, `ControlClient`).
+/// The control protocol spoken on tonearmd's Unix socket: served by `ControlServer` (in
+/// TonearmNetwork, on the daemon's one SwiftNIO event loop), spoken by `ControlClient`.
 ///
 /// (This text lives in a Swift file rather than a Markdown one because SwiftPM warns about
 /// files in a target that it does not build.)
@@ -164,6 +165,8 @@
 ///
 /// The server never waits for a client. Output a client has not read yet is buffered, up to
 /// `maxPendingOutputBytes` (1 MiB); a client over that (it stopped reading) is disconnected.
+/// Each client's requests are read at most 64 KiB at a time, in turn with the others, so one
+/// that floods cannot hold the rest up.
 /// A client may half-close its side after its last request (`shutdown(SHUT_WR)`, as `socat`
 /// does at the end of its input): its responses are still sent before the server closes.
 public enum ControlErrorCode {

@@ -1,7 +1,9 @@
+import NIOCore
 import Synchronization
 import TonearmControl
 import TonearmControlPlane
 import TonearmJSON
+import TonearmNetwork
 import TonearmSession
 import TonearmSystem
 
@@ -26,14 +28,15 @@ public final class ControlSocketPlugIn: PlugIn {
     public static let topics = ["nowPlaying", "state", "queue", "commands", "sessions", "interruption", "duck", "stream", "remoteCommand"]
 
     /// Binds the socket now, so a daemon that cannot have it fails before it starts anything.
-    public init(path: String, log: PlugInLog) throws(ControlError) {
+    /// It is served on `group`, the daemon's one event loop.
+    public init(path: String, group: any EventLoopGroup, log: PlugInLog) throws(ControlError) {
         name = "control socket \(path)"
         let (inputs, continuation) = AsyncStream<Input>.makeStream()
         self.inputs = inputs
         var options = ControlServerOptions(path: path, topics: Self.topics)
         options.log = { log.warning($0) }
         options.clientDisconnected = { continuation.yield(.left($0)) }
-        server = try ControlServer(options: options) { request, reply in continuation.yield(.request(request, reply)) }
+        server = try ControlServer(options: options, group: group) { request, reply in continuation.yield(.request(request, reply)) }
     }
 
     public func run(_ plane: any ControlPlane, log: PlugInLog) async throws {

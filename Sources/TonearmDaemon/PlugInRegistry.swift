@@ -1,3 +1,4 @@
+import NIOCore
 import TonearmControlPlane
 import TonearmControlSocket
 
@@ -5,9 +6,10 @@ import TonearmControlSocket
 /// here and a section of the profile. Plug-ins that open something the daemon cannot do
 /// without (the control socket, a required GPIO line) fail here, before anything starts.
 public enum PlugInRegistry {
-    public static func plugIns(for settings: DaemonSettings, log: PlugInLog) throws -> [any PlugIn] {
+    /// `group` is the one event loop every socket is served on.
+    public static func plugIns(for settings: DaemonSettings, group: any EventLoopGroup, log: PlugInLog) throws -> [any PlugIn] {
         var plugIns: [any PlugIn] = []
-        plugIns.append(try ControlSocketPlugIn(path: settings.socketPath, log: log))
+        plugIns.append(try ControlSocketPlugIn(path: settings.socketPath, group: group, log: log))
         plugIns += try BoardSetup.plugIns(for: settings.profile)
         return plugIns
     }

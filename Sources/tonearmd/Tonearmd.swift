@@ -112,7 +112,7 @@ struct Tonearmd: AsyncParsableCommand {
                 case .error: logger.error("\(message)")
                 }
             }
-            plugIns = try PlugInRegistry.plugIns(for: settings, log: log)
+            plugIns = try PlugInRegistry.plugIns(for: settings, group: eventLoop, log: log)
         } catch {
             logger.critical("\(error)")
             throw ExitCode(1)

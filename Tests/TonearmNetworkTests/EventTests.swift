@@ -1,6 +1,7 @@
 import Foundation
 import TonearmControl
 import TonearmJSON
+import TonearmNetwork
 import XCTest
 
 final class EventTests: XCTestCase {

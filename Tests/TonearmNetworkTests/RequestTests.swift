@@ -2,6 +2,7 @@ import Foundation
 import Synchronization
 import TonearmControl
 import TonearmJSON
+import TonearmNetwork
 import XCTest
 
 final class RequestTests: XCTestCase {
@@ -74,38 +75,6 @@ final class RequestTests: XCTestCase {
             }
         }
         XCTAssertEqual(failures.lines, [])
-    }
-
-    func testArgumentAccessors() {
-        let request = ControlRequest(
-            clientID: 1, id: .int(1), command: "seek",
-            arguments: .object([
-                ("s", .string("x")), ("i", .int(3)), ("whole", .double(4)), ("d", .double(2.5)), ("b", .bool(false)),
-                ("n", .null),
-            ]))
-        XCTAssertEqual(try request.string("s"), "x")
-        XCTAssertEqual(try request.int("i"), 3)
-        XCTAssertEqual(try request.int("whole"), 4)
-        XCTAssertEqual(try request.double("i"), 3)
-        XCTAssertEqual(try request.double("d"), 2.5)
-        XCTAssertEqual(try request.bool("b"), false)
-        XCTAssertNil(try request.optionalString("missing"))
-        XCTAssertNil(try request.optionalInt("n"))
-        XCTAssertNil(try request.optionalDouble("n"))
-        XCTAssertNil(try request.optionalBool("missing"))
-        XCTAssertEqual(try request.optionalInt("i"), 3)
-
-        func message(_ body: () throws(ArgumentError) -> Void) -> String? {
-            do { try body() } catch { return error.description }
-            return nil
-        }
-        XCTAssertEqual(message { () throws(ArgumentError) in _ = try request.double("s") }, "'s' must be a number")
-        XCTAssertEqual(message { () throws(ArgumentError) in _ = try request.int("d") }, "'d' must be an integer")
-        XCTAssertEqual(message { () throws(ArgumentError) in _ = try request.string("i") }, "'i' must be a string")
-        XCTAssertEqual(message { () throws(ArgumentError) in _ = try request.bool("s") }, "'s' must be true or false")
-        XCTAssertEqual(message { () throws(ArgumentError) in _ = try request.string("missing") }, "'missing' is required (a string)")
-        XCTAssertEqual(message { () throws(ArgumentError) in _ = try request.optionalString("i") }, "'i' must be a string")
-        XCTAssertEqual(message { () throws(ArgumentError) in _ = try request.int("n") }, "'n' is required (an integer)")
     }
 }
 

@@ -1,6 +1,7 @@
 import Foundation
 import TonearmControl
 import TonearmJSON
+import TonearmNetwork
 import XCTest
 
 /// What the server answers itself; in every case the connection stays usable.

@@ -1,0 +1,154 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import NIOCore
+import NIOPosix
+import Synchronization
+
+// What every server on the edge does, whatever it speaks: the listener and its clients on one
+// loop, fair reads, a limit on clients, a limit on output a client has not read, half-closed
+// input kept until the answers are out, and accepting that pauses when the process is out of
+// descriptors.
+
+/// A server bootstrap for the edge. Everything runs on `loop`, the listener and every client.
+/// Accepting waits for `autoRead` to be set on the listener (see `ControlServer.start`), so a
+/// socket can be bound and claimed before the daemon is ready to answer. Each client gets one
+/// read (at most 64 KiB) per turn of the loop, so one that floods cannot starve the others. A
+/// client may half-close (`shutdown(SHUT_WR)` after its last request) and still get its
+/// answers: the protocol handler sees `ChannelEvent.inputClosed` and closes when it is done.
+/// Over `maxPendingOutputBytes` of unread output a client's channel turns unwritable, which
+/// `PendingOutputLimit` acts on. An accept that fails for want of descriptors or memory
+/// pauses accepting (`AcceptPause`).
+func makeStreamServerBootstrap(
+    on loop: any EventLoop, name: String, maxPendingOutputBytes: Int, log: (@Sendable (String) -> Void)?,
+    initializeClient: @escaping @Sendable (any Channel) throws -> Void
+) -> ServerBootstrap {
+    ServerBootstrap(group: loop, childGroup: loop)
+        .serverChannelOption(.autoRead, value: false)
+        .serverChannelInitializer { channel in
+            channel.eventLoop.makeCompletedFuture {
+                try channel.pipeline.syncOperations.addHandler(AcceptPause(name: name, log: log))
+            }
+        }
+        .childChannelOption(.maxMessagesPerRead, value: 1)
+        .childChannelOption(.allowRemoteHalfClosure, value: true)
+        .childChannelOption(.writeBufferWaterMark, value: PendingOutputLimit.waterMark(limit: maxPendingOutputBytes))
+        .childChannelInitializer { channel in
+            channel.eventLoop.makeCompletedFuture { try initializeClient(channel) }
+        }
+}
+
+/// Stops accepting for a second when an accept fails for want of descriptors or memory, and
+/// says so once per pause. The waiting connection stays in the backlog and keeps the listener
+/// readable, so retrying at once would spin the loop. NIO's `AcceptBackoffHandler`, which
+/// every `ServerBootstrap` installs, only delays the next `read`, and a listener whose read is
+/// still pending stays registered for readability: it spun (60 000 failed accepts in 0.6 s).
+/// Turning `autoRead` off takes the listener out of the poll set until it is turned back on.
+final class AcceptPause: ChannelInboundHandler {
+    typealias InboundIn = any Channel
+    typealias InboundOut = any Channel
+
+    private let name: String
+    private let log: (@Sendable (String) -> Void)?
+    private let pause: TimeAmount
+    private var resumption: Scheduled<Void>?
+
+    init(name: String, log: (@Sendable (String) -> Void)?, pause: TimeAmount = .seconds(1)) {
+        self.name = name
+        self.log = log
+        self.pause = pause
+    }
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        let exhausted = [EMFILE, ENFILE, ENOBUFS, ENOMEM].contains((error as? IOError)?.errnoCode)
+        if !exhausted {
+            log?("\(name): cannot accept a client: \(error)")
+        } else if resumption == nil, let options = context.channel.syncOptions, (try? options.getOption(.autoRead)) == true {
+            try? options.setOption(.autoRead, value: false)
+            log?("\(name): cannot accept a client: \(error); accepting again in \(pause.nanoseconds / 1_000_000) ms")
+            let channel = NIOLoopBound(context.channel, eventLoop: context.eventLoop)
+            resumption = context.eventLoop.assumeIsolated().scheduleTask(in: pause) {
+                self.resumption = nil
+                try? channel.value.syncOptions?.setOption(.autoRead, value: true)
+            }
+        }
+        context.fireErrorCaught(error)
+    }
+
+    func channelInactive(context: ChannelHandlerContext) {
+        resumption?.cancel()
+        resumption = nil
+        context.fireChannelInactive()
+    }
+}
+
+/// The clients of one server, on its loop: numbered from 1, never reused while the server
+/// lives, at most `limit` at once. Their count is kept in `ServerStatus` for other threads.
+final class ClientRoster<Client> {
+    let limit: Int
+    private(set) var clients: [Int: Client] = [:]
+    private var nextID = 1
+    private let status: ServerStatus
+
+    init(limit: Int, status: ServerStatus) {
+        precondition(limit > 0)
+        self.limit = limit
+        self.status = status
+    }
+
+    /// A number for a new client, or nil when `limit` are connected.
+    func admit(_ make: (Int) throws -> Client) rethrows -> Client? {
+        guard clients.count < limit else { return nil }
+        let id = nextID
+        let client = try make(id)
+        nextID += 1
+        clients[id] = client
+        status.clientCount.store(clients.count, ordering: .relaxed)
+        return client
+    }
+
+    func remove(_ id: Int) -> Client? {
+        defer { status.clientCount.store(clients.count, ordering: .relaxed) }
+        return clients.removeValue(forKey: id)
+    }
+}
+
+/// What other threads may know of a server on the loop.
+final class ServerStatus: Sendable {
+    let clientCount = Atomic<Int>(0)
+    /// Set first thing by `stop`: from then on nothing more is handed to the loop (which may
+    /// be shut down after the server stops).
+    let stopped = Atomic<Bool>(false)
+}
+
+/// Says why in one line, once the client is connected, then closes: a client over the limit.
+/// What it sends is dropped.
+final class RefuseClient: ChannelInboundHandler {
+    typealias InboundIn = ByteBuffer
+    typealias OutboundOut = ByteBuffer
+
+    private let line: ByteBuffer
+
+    init(line: ByteBuffer) { self.line = line }
+
+    /// Added to a channel already connected, or before it is.
+    func handlerAdded(context: ChannelHandlerContext) {
+        if context.channel.isActive { refuse(context) }
+    }
+
+    func channelActive(context: ChannelHandlerContext) {
+        refuse(context)
+        context.fireChannelActive()
+    }
+
+    private func refuse(_ context: ChannelHandlerContext) {
+        let channel = context.channel
+        context.writeAndFlush(wrapOutboundOut(line)).whenComplete { _ in channel.close(promise: nil) }
+    }
+
+    func channelRead(context: ChannelHandlerContext, data: NIOAny) {}
+
+    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+        context.close(promise: nil)
+    }
+}
