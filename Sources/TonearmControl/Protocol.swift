@@ -89,8 +89,9 @@
 ///   'hw:X' lost: No such device"). Meanwhile the state stays `playing` (nobody paused) but
 ///   Now Playing is published with `rate` 0 and the elapsed time actually heard, and again
 ///   with `rate` 1 once audio flows.
-/// - `queue` → `currentIndex`, `count`, `items` (`id`, `path`, `title`, `artist`, `album`,
-///   `trackNumber`, `discNumber`, `duration`).
+/// - `queue` → `currentIndex`, `count`, `version` (changes with every change of the queue),
+///   `items` (`id` — stable across moves —, `path`, `title`, `artist`, `album`, `trackNumber`,
+///   `discNumber`, `duration`).
 /// - `nowPlaying` → the Now Playing dictionary: `title`, `artist`, `album`, `albumArtist`,
 ///   `trackNumber`, `duration`, `elapsed`, `rate`, `defaultRate`, `queueIndex`, `queueCount`,
 ///   `isLiveStream`, `artwork` (`id`, `mimeType`, `width`, `height`, `bytes`), `timestamp`
@@ -104,20 +105,29 @@
 ///   `device`, `redFlags` (`flag`, `detail`, `fix`; `outputInterrupted` while nothing is
 ///   heard).
 ///
-/// Queue: `add` `{"paths":[…]}` (files or directories; → `added`, `skipped`, `queueCount`;
-/// errors `notFound`, `forbidden` outside the music directory, `notPlayable`), `clear`,
-/// `remove` `{"item":ID}`, `move` `{"item":ID,"to":INDEX}`.
+/// Queue: `add` `{"paths":[…], "position":INDEX}` (files or directories, at the end or inserted
+/// before `position`; → `added`, `skipped`, `queueCount`; errors `notFound`, `forbidden` outside
+/// the music directory, `notPlayable`), `clear`, `remove` `{"item":ID}`, `move`
+/// `{"item":ID,"to":INDEX}`.
 ///
-/// Remote commands, each answered `{"status":S}` with S one of `success`, `disabled`,
-/// `noSuchContent`, `noActionableNowPlayingItem`, `commandFailed`: `play`, `pause`, `toggle`,
-/// `stop`, `next`, `previous`, `seek` `{"position":SECONDS}`, `skip` `{"seconds":±N}`,
-/// `repeat` `{"mode":"off"|"one"|"all"}`, `shuffle` `{"on":BOOL}`, `volume`
-/// `{"percent":0…100}`, and the general form every command source may use:
-/// `command` `{"name":REMOTE_COMMAND, "interval":N, "position":N, "mode":M, "on":B,
-/// "phase":"begin"|"end"}` with the remote command center's names (`togglePlayPause`,
-/// `nextTrack`, `skipForward`, `seekForward`, `changePlaybackPosition`, …).
+/// Commands by the remote command center's names, the same a board profile and a serial
+/// display use, each answered `{"status":S}` with S one of `success`, `disabled`,
+/// `noSuchContent`, `noActionableNowPlayingItem`, `commandFailed`: `play`, `pause`,
+/// `togglePlayPause`, `stop`, `nextTrack`, `previousTrack`, `skipForward` and `skipBackward`
+/// `{"interval":SECONDS}` (optional), `seekForward` and `seekBackward` `{"phase":"begin"|"end"}`,
+/// `changePlaybackPosition` `{"position":SECONDS}`, `changeRepeatMode` `{"mode":"off"|"one"|"all"}`
+/// and `changeShuffleMode` `{"on":BOOL}` (without them, repeat steps off → all → one and shuffle
+/// toggles, as a button does); and the board's own: `setVolume` `{"percent":0…100}` (answers
+/// `queueCount` too), `volumeUp` and `volumeDown` `{"step":PERCENT}` (5 unless given),
+/// `toggleMute`, `muteOn`, `muteOff`, `ignitionOn`, `ignitionOff`. The short names of earlier
+/// versions stay as aliases, with the arguments they always took: `toggle`, `next`, `previous`,
+/// `seek` `{"position":SECONDS}`, `skip` `{"seconds":±N}`, `repeat` `{"mode":M}` and `shuffle`
+/// `{"on":BOOL}` (both required there), `volume` `{"percent":P}`. The general form `command`
+/// `{"name":NAME, "interval":N, "position":N, "mode":M, "on":B, "phase":P, "percent":P,
+/// "step":N}` takes any of these names.
 ///
-/// `command` goes to the Now Playing owner: the player, or a client's session (see below),
+/// Every remote command, whatever its form and whoever sends it (this socket, a button, a key,
+/// a display), goes to the Now Playing owner: the player, or a client's session (see below),
 /// whose client then gets a `remoteCommand` event and the request answers
 /// `{"status":"success","forwardedTo":SESSION}`.
 ///
