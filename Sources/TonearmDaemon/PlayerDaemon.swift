@@ -1,4 +1,6 @@
 import Logging
+import NIOCore
+import NIOPosix
 import Synchronization
 import TonearmALSA
 import TonearmControlPlane
@@ -62,12 +64,17 @@ public actor PlayerDaemon {
     var underrunLog: UnderrunLog
     /// What has changed since the last `flush()`, and what subscribers last saw.
     var changes = PendingChanges()
-    var timer: Task<Void, Never>?
+    var timer: Scheduled<Void>?
+    /// Where the timers run: the daemon's event loop.
+    let timerLoop: any EventLoop
     var timerDeadline: Double?
     var started = false
 
-    /// Fails when the state directory is unusable; the error says which.
-    public init(settings: DaemonSettings, logger: Logger, notify: @escaping @Sendable () -> Void = {}) throws {
+    /// Fails when the state directory is unusable; the error says which. `notify` is rung by
+    /// the engine's threads when they have something to tell; timers run on `loop`.
+    public init(settings: DaemonSettings, logger: Logger, loop: any EventLoop = MultiThreadedEventLoopGroup.singleton.next(),
+                notify: @escaping @Sendable () -> Void = {}) throws {
+        timerLoop = loop
         self.settings = settings
         self.logger = logger
         var core = PlayerCore(preferredSkipInterval: settings.skipForwardSeconds,

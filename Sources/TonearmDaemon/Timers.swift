@@ -1,3 +1,4 @@
+import NIOCore
 import TonearmPlayback
 import TonearmPlayer
 
@@ -20,7 +21,8 @@ extension PlayerDaemon {
         return deadline
     }
 
-    /// Arms one sleeping task for the next deadline, replacing one armed for another.
+    /// Arms one timer for the next deadline, replacing one armed for another. It runs on the
+    /// event loop, beside the sockets and the engine's doorbell.
     func scheduleTimer() {
         let deadline = nextDeadline()
         guard deadline != timerDeadline else { return }
@@ -30,11 +32,9 @@ extension PlayerDaemon {
             timer = nil
             return
         }
-        let delay = max(0, deadline - Self.now())
-        timer = Task { [weak self] in
-            try? await Task.sleep(for: .seconds(delay))
-            guard !Task.isCancelled else { return }
-            await self?.timerFired()
+        let delay = TimeAmount.nanoseconds(Int64(max(0, deadline - Self.now()) * 1e9))
+        timer = timerLoop.scheduleTask(in: delay) { [weak self] in
+            Task { await self?.timerFired() }
         }
     }
 

@@ -96,13 +96,13 @@ struct Tonearmd: AsyncParsableCommand {
         }
         let settings = DaemonSettings(config: profile)
 
-        // One event-loop thread for every socket and for the engine's doorbell.
+        // One event-loop thread for every socket, the engine's doorbell and the timers.
         let eventLoop = NetworkEdge.makeEventLoopGroup()
         let doorbell = Doorbell()
         let daemon: PlayerDaemon
         let plugIns: [any PlugIn]
         do {
-            daemon = try PlayerDaemon(settings: settings, logger: logger, notify: { doorbell.ring() })
+            daemon = try PlayerDaemon(settings: settings, logger: logger, loop: eventLoop.next(), notify: { doorbell.ring() })
             let log = PlugInLog { [logger] level, message in
                 switch level {
                 case .debug: logger.debug("\(message)")
