@@ -121,7 +121,7 @@ let package = Package(
             name: "TonearmDaemon",
             dependencies: [
                 "TonearmPlayer", "TonearmPlayback", "TonearmALSA", "TonearmAudio", "TonearmControlPlane", "TonearmControlSocket", "TonearmNetwork", "TonearmLibrary",
-                "TonearmJSON", "TonearmConfig", "TonearmSystem", "TonearmSession", "TonearmBoard", "TonearmGPIO",
+                "TonearmConfig", "TonearmSystem", "TonearmSession", "TonearmBoard", "TonearmGPIO",
                 "TonearmInput", "TonearmSerial",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -177,11 +177,11 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
-        .testTarget(name: "TonearmControlTests", dependencies: ["TonearmControl", "TonearmJSON"]),
+        .testTarget(name: "TonearmControlTests", dependencies: ["TonearmControl", "TonearmJSON", "TestSupport"]),
         .testTarget(
             name: "TonearmNetworkTests",
             dependencies: [
-                "TonearmNetwork", "TonearmControl", "TonearmJSON",
+                "TonearmNetwork", "TonearmControl", "TonearmJSON", "TestSupport",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
             ]

@@ -1,6 +1,7 @@
 import Foundation
 import TonearmControl
 import TonearmJSON
+import TestSupport
 import XCTest
 
 #if canImport(Glibc)
@@ -10,7 +11,7 @@ import Glibc
 /// The client on its own; with a server, see TonearmNetworkTests.
 final class ClientTests: XCTestCase {
     func testTheClientSaysWhenNothingListens() throws {
-        let directory = try SocketDirectory()
+        let directory = try TemporaryDirectory(prefix: "tonearm-socket")
         let path = directory.file("control.sock")
         XCTAssertThrowsError(try ControlClient(path: path)) { error in
             XCTAssertEqual(

@@ -1,6 +1,7 @@
 import Foundation
 import TonearmControl
 import TonearmJSON
+import TestSupport
 import TonearmNetwork
 import XCTest
 
@@ -19,21 +20,8 @@ final class SocketFileTests: XCTestCase {
         try ControlServer(options: ControlServerOptions(path: path), group: testLoopGroup, handler: testHandler)
     }
 
-    /// A socket file with nobody behind it, as a crashed daemon leaves.
-    private func makeStaleSocket(at path: String) throws {
-        let fd = socket(AF_UNIX, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_un()
-        address.sun_family = sa_family_t(AF_UNIX)
-        withUnsafeMutableBytes(of: &address.sun_path) { $0.copyBytes(from: Array(path.utf8) + [0]) }
-        let bound = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
-        }
-        close(fd)
-        XCTAssertEqual(bound, 0)
-    }
-
     func testTheSocketHasItsModeAndStopRemovesIt() throws {
-        let directory = try SocketDirectory()
+        let directory = try TemporaryDirectory(prefix: "tonearm-socket")
         let path = directory.file("control.sock")
         let previous = umask(0o077)
         defer { umask(previous) }
@@ -47,7 +35,7 @@ final class SocketFileTests: XCTestCase {
     }
 
     func testAnotherModeCanBeAsked() throws {
-        let directory = try SocketDirectory()
+        let directory = try TemporaryDirectory(prefix: "tonearm-socket")
         var options = ControlServerOptions(path: directory.file("control.sock"))
         options.mode = 0o600
         let server = try ControlServer(options: options, group: testLoopGroup, handler: testHandler)
@@ -56,7 +44,7 @@ final class SocketFileTests: XCTestCase {
     }
 
     func testAStaleSocketIsReplaced() throws {
-        let directory = try SocketDirectory()
+        let directory = try TemporaryDirectory(prefix: "tonearm-socket")
         let path = directory.file("control.sock")
         try makeStaleSocket(at: path)
         XCTAssertNotNil(mode(of: path))
@@ -76,7 +64,7 @@ final class SocketFileTests: XCTestCase {
     }
 
     func testStoppingLeavesASocketThatIsNoLongerOursAlone() throws {
-        let directory = try SocketDirectory()
+        let directory = try TemporaryDirectory(prefix: "tonearm-socket")
         let path = directory.file("control.sock")
         let first = try makeServer(path)
         unlink(path)
@@ -89,7 +77,7 @@ final class SocketFileTests: XCTestCase {
     }
 
     func testUnusablePathsAreExplained() throws {
-        let directory = try SocketDirectory()
+        let directory = try TemporaryDirectory(prefix: "tonearm-socket")
         let missing = directory.file("nowhere/control.sock")
         XCTAssertThrowsError(try makeServer(missing)) { error in
             XCTAssertEqual(

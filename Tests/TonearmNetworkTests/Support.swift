@@ -1,29 +1,13 @@
 import Foundation
 import TonearmControl
 import TonearmJSON
+import TestSupport
 import TonearmNetwork
 import XCTest
 
 #if canImport(Glibc)
 import Glibc
 #endif
-
-/// A fresh directory for sockets, removed with its contents when released.
-final class SocketDirectory {
-    let path: String
-
-    init() throws {
-        var template = Array("/tmp/tonearm-network-XXXXXX".utf8CString)
-        guard let made = template.withUnsafeMutableBufferPointer({ mkdtemp($0.baseAddress!) }) else {
-            throw POSIXError(POSIXErrorCode(rawValue: errno) ?? .EIO)
-        }
-        path = String(cString: made)
-    }
-
-    func file(_ name: String) -> String { path + "/" + name }
-
-    deinit { try? FileManager.default.removeItem(atPath: path) }
-}
 
 /// The event loop every test server runs on, as the daemon's servers share one.
 let testLoopGroup = NetworkEdge.makeEventLoopGroup()
@@ -62,12 +46,12 @@ let testHandler: @Sendable (ControlRequest, Reply) -> Void = { request, reply in
 
 /// A running server on a socket in a fresh directory, stopped when released.
 final class RunningServer: @unchecked Sendable {
-    let directory: SocketDirectory
+    let directory: TemporaryDirectory
     let server: ControlServer
     var path: String { server.options.path }
 
     init(topics: [String] = ["nowPlaying", "state"], configure: (inout ControlServerOptions) -> Void = { _ in }) throws {
-        directory = try SocketDirectory()
+        directory = try TemporaryDirectory(prefix: "tonearm-network")
         var options = ControlServerOptions(path: directory.file("control.sock"), topics: topics)
         configure(&options)
         server = try ControlServer(options: options, group: testLoopGroup, handler: testHandler)

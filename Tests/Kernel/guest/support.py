@@ -131,35 +131,12 @@ class Daemon:
 
     def subscribe(self, *topics):
         """A connection that receives events; read them with next_event."""
-        self.events = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.events.connect(self.socket)
-        self.events.sendall(json.dumps({"id": 1, "command": "subscribe", "topics": list(topics)}).encode() + b"\n")
-        self._pending = b""
-        reply = self._read_line(10)
-        assert reply and reply.get("ok"), reply
-
-    def _read_line(self, timeout):
-        deadline = time.monotonic() + timeout
-        while b"\n" not in self._pending:
-            left = deadline - time.monotonic()
-            if left <= 0 or not select.select([self.events], [], [], left)[0]:
-                return None
-            chunk = self.events.recv(65536)
-            if not chunk:
-                return None
-            self._pending += chunk
-        line, self._pending = self._pending.split(b"\n", 1)
-        return json.loads(line)
+        self.events = Connection(self.socket)
+        self.events.request("subscribe", topics=list(topics))
 
     def next_event(self, topic, timeout=10, where=lambda data: True):
         """The next event of a topic whose data satisfies `where`, and when it arrived."""
-        deadline = time.monotonic() + timeout
-        while True:
-            message = self._read_line(max(0.0, deadline - time.monotonic()))
-            if message is None:
-                raise AssertionError(f"no {topic} event within {timeout} s")
-            if message.get("event") == topic and where(message["data"]):
-                return message["data"], time.monotonic()
+        return self.events.next_event(topic, timeout, where)
 
     def log(self):
         if not self.log_file.closed:
@@ -178,6 +155,59 @@ class Daemon:
                 self.process.wait()
         self.log_file.close()
         return self.process.returncode
+
+
+class Connection:
+    """One connection to the daemon's socket: requests on it, and the events it is sent (kept,
+    with when they arrived, while a request waits for its answer)."""
+
+    def __init__(self, path):
+        self.socket = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
+        self.socket.connect(path)
+        self.pending = b""
+        self.backlog = []
+        self.next_id = 0
+
+    def request(self, command, **arguments):
+        self.next_id += 1
+        self.socket.sendall(json.dumps({"id": self.next_id, "command": command, **arguments}).encode() + b"\n")
+        while True:
+            message = self.read(10)
+            assert message is not None, f"no answer to {command}"
+            if message.get("id") == self.next_id:
+                assert message.get("ok"), f"{command}: {message}"
+                return message["result"]
+            self.backlog.append((message, time.monotonic()))
+
+    def read(self, timeout):
+        """The next message, or None after `timeout` seconds or when the daemon hangs up."""
+        deadline = time.monotonic() + timeout
+        while b"\n" not in self.pending:
+            left = deadline - time.monotonic()
+            if left <= 0 or not select.select([self.socket], [], [], left)[0]:
+                return None
+            chunk = self.socket.recv(65536)
+            if not chunk:
+                return None
+            self.pending += chunk
+        line, self.pending = self.pending.split(b"\n", 1)
+        return json.loads(line)
+
+    def next_event(self, topic, timeout=10, where=lambda data: True):
+        """The next event of a topic whose data satisfies `where`, and when it arrived."""
+        deadline = time.monotonic() + timeout
+        while True:
+            if self.backlog:
+                message, arrived = self.backlog.pop(0)
+            else:
+                message, arrived = self.read(max(0.0, deadline - time.monotonic())), time.monotonic()
+                if message is None:
+                    raise AssertionError(f"no {topic} event within {timeout} s")
+            if message.get("event") == topic and where(message["data"]):
+                return message["data"], arrived
+
+    def close(self):
+        self.socket.close()
 
 
 class RigClient:

@@ -2,9 +2,6 @@
 a GPIO button (gpio-sim) and a steering-wheel key (uinput) all reach that client; without one,
 the same three pause the player."""
 
-import json
-import select
-import socket
 import time
 
 from evdev import ecodes
@@ -42,56 +39,6 @@ map = {{ KEY_F1 = "pause" }}
 """
 
 
-class App:
-    """A client with a session of its own, on one connection: requests and the events about it."""
-
-    def __init__(self, path):
-        self.socket = socket.socket(socket.AF_UNIX, socket.SOCK_STREAM)
-        self.socket.connect(path)
-        self.pending = b""
-        self.events = []
-        self.next_id = 0
-
-    def request(self, command, **arguments):
-        self.next_id += 1
-        self.socket.sendall(json.dumps({"id": self.next_id, "command": command, **arguments}).encode() + b"\n")
-        while True:
-            message = self.read(10)
-            assert message is not None, f"no answer to {command}"
-            if message.get("id") == self.next_id:
-                assert message.get("ok"), f"{command}: {message}"
-                return message["result"]
-            self.events.append(message)
-
-    def read(self, timeout):
-        deadline = time.monotonic() + timeout
-        while b"\n" not in self.pending:
-            left = deadline - time.monotonic()
-            if left <= 0 or not select.select([self.socket], [], [], left)[0]:
-                return None
-            chunk = self.socket.recv(65536)
-            if not chunk:
-                return None
-            self.pending += chunk
-        line, self.pending = self.pending.split(b"\n", 1)
-        return json.loads(line)
-
-    def forwarded(self, count, timeout=10):
-        """The remoteCommand events, once `count` have come."""
-        deadline = time.monotonic() + timeout
-        while len(self.commands()) < count and time.monotonic() < deadline:
-            message = self.read(max(0.0, deadline - time.monotonic()))
-            if message is not None:
-                self.events.append(message)
-        return self.commands()
-
-    def commands(self):
-        return [m["data"] for m in self.events if m.get("event") == "remoteCommand"]
-
-    def close(self):
-        self.socket.close()
-
-
 class RoutingTests(support.KernelTestCase):
     def test_pause_from_every_source_goes_to_the_now_playing_owner(self):
         wheel = keys.Wheel()
@@ -113,8 +60,19 @@ class RoutingTests(support.KernelTestCase):
             ("a key", lambda: keys.press(wheel, ecodes.KEY_F1)),
         ]
 
-        app = App(daemon.socket)
+        app = support.Connection(daemon.socket)
         self.addCleanup(app.close)
+
+        def forwarded(count, timeout=10):
+            """The remoteCommand events the app has had, once `count` came (or the time ran out)."""
+            seen = []
+            try:
+                while len(seen) < count:
+                    seen.append(app.next_event("remoteCommand", timeout)[0])
+            except AssertionError:
+                pass
+            return seen
+
         app.request("subscribe", topics=["remoteCommand"])
         session = app.request("sessionOpen", category="playback", remoteCommands=True)["session"]
         app.request("sessionActivate", session=session)
@@ -124,9 +82,9 @@ class RoutingTests(support.KernelTestCase):
 
         for _, act in sources:
             act()
-        forwarded = app.forwarded(len(sources))
-        self.assertEqual([c["name"] for c in forwarded], ["pause"] * len(sources), forwarded)
-        self.assertEqual({c["session"] for c in forwarded}, {session})
+        commands = forwarded(len(sources))
+        self.assertEqual([c["name"] for c in commands], ["pause"] * len(sources), commands)
+        self.assertEqual({c["session"] for c in commands}, {session})
         after = daemon.status()
         self.assertEqual((after["state"], after["queueIndex"]), (before["state"], before["queueIndex"]),
                          "nothing reached the player")
@@ -140,4 +98,4 @@ class RoutingTests(support.KernelTestCase):
             support.wait_until(lambda: daemon.status()["state"] == "playing", 5, what=f"playing before {name}")
             act()
             support.wait_until(lambda: daemon.status()["state"] == "paused", 5, what=f"paused by {name}")
-        self.assertEqual(app.forwarded(len(sources) + 1, timeout=0.5), forwarded, "nothing goes to a closed session")
+        self.assertEqual(forwarded(1, timeout=0.5), [], "nothing goes to a closed session")
