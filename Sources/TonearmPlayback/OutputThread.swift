@@ -326,10 +326,6 @@ struct OutputThread {
         // sessions' streams go on without the player until it catches up.
         guard streamsWant else {
             engine.outputBell.sleep { ring.readableSamples > 0 || streamsWantOutput() }
-            // Caught up with the decoder: let it get ahead for a millisecond rather than waking
-            // for each block it writes (on a device that takes audio as fast as it comes, that
-            // was a wake-up per block and a third more CPU).
-            if ring.readableSamples < ring.capacity / 4 { sleepMilliseconds(1) }
             return nil
         }
         return .streamsOnly(playerIdle: mix.playerIdle)
