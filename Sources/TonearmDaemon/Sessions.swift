@@ -9,8 +9,6 @@ import TonearmSession
 /// decisions: the player pauses and resumes, streams are held and released, gains ramp, and
 /// owners hear about it.
 struct SessionBook {
-    static let playerSession = SessionsState.playerSession
-    static let playerOwner = SessionsState.playerOwner
     /// The level of a ducked session: −15 dB.
     static let duckLevel: Float = 0.177_827_94
 
@@ -44,7 +42,7 @@ extension PlayerDaemon {
     func openPlayerSession() {
         let (category, mode, options) = settings.playerSession
         do throws(SessionError) {
-            try change(.open(SessionBook.playerSession, owner: SessionBook.playerOwner, category: category, mode: mode,
+            try change(.open(SessionsState.playerSession, owner: SessionsState.playerOwner, category: category, mode: mode,
                              options: options, hasEnabledCommand: core.enabledCommands.values.contains(true)))
         } catch {
             // The profile was validated against the same tables.
@@ -62,28 +60,28 @@ extension PlayerDaemon {
 
         for began in decision.interruptionsBegan {
             logger.notice("session \(began.session) interrupted by session \(began.interrupter) (\(began.reason))")
-            if began.session == SessionBook.playerSession {
+            if began.session == SessionsState.playerSession {
                 book.playerResumes = core.state == .playing
                 if book.playerResumes { apply(core.handle(CommandRequest(.pause), now: Self.now())) }
             }
-            if began.owner != SessionBook.playerOwner { changes.notices.append(.interruptionBegan(began)) }
+            if began.owner != SessionsState.playerOwner { changes.notices.append(.interruptionBegan(began)) }
         }
         for ended in decision.interruptionsEnded {
             logger.notice("session \(ended.session): interruption ended by session \(ended.endedBy), should resume")
-            if ended.session == SessionBook.playerSession {
+            if ended.session == SessionsState.playerSession {
                 if book.playerResumes && ended.shouldResume {
                     book.playerResumes = false
                     apply(core.handle(CommandRequest(.play), now: Self.now()))
                 }
             }
-            if ended.owner != SessionBook.playerOwner { changes.notices.append(.interruptionEnded(ended)) }
+            if ended.owner != SessionsState.playerOwner { changes.notices.append(.interruptionEnded(ended)) }
         }
 
         for state in decision.sessions {
             guard let output = decision.outputs[state.id] else { continue }
             let duck: Float = output.ducked ? SessionBook.duckLevel : 1
             let fade: Float = output.silencedByMute ? 0 : 1
-            if state.id == SessionBook.playerSession {
+            if state.id == SessionsState.playerSession {
                 engine.setPlayerDuck(duck)
                 engine.setPlayerFade(fade)
             } else if let stream = book.streams[state.id] {
@@ -93,7 +91,7 @@ extension PlayerDaemon {
                 if state.interrupted { engine.holdStream(stream.handle) } else { engine.releaseStream(stream.handle) }
                 engine.setStream(stream.handle, duck: duck, fade: fade)
             }
-            if (before[state.id]?.ducked ?? false) != output.ducked && state.owner != SessionBook.playerOwner {
+            if (before[state.id]?.ducked ?? false) != output.ducked && state.owner != SessionsState.playerOwner {
                 changes.notices.append(.duck(owner: state.owner, session: state.id, ducked: output.ducked, by: output.duckedBy))
             }
         }
@@ -108,18 +106,18 @@ extension PlayerDaemon {
     /// Keeps the player's session in step with the transport: playing activates it (and so
     /// interrupts whatever the rules say), stopping deactivates it. Paused stays active.
     func syncPlayerSession() {
-        guard let player = book.session(SessionBook.playerSession) else { return }
+        guard let player = book.session(SessionsState.playerSession) else { return }
         let hasCommand = core.enabledCommands.values.contains(true)
         if player.hasEnabledCommand != hasCommand {
-            try? change(.setHasEnabledCommand(SessionBook.playerSession, hasCommand))
+            try? change(.setHasEnabledCommand(SessionsState.playerSession, hasCommand))
         }
         switch core.state {
         case .playing where !player.isSounding:
             book.playerResumes = false
-            try? change(.activate(SessionBook.playerSession))
+            try? change(.activate(SessionsState.playerSession))
         case .stopped where player.active:
             book.playerResumes = false
-            try? change(.deactivate(SessionBook.playerSession))
+            try? change(.deactivate(SessionsState.playerSession))
         default:
             break
         }
