@@ -37,22 +37,20 @@ extension PlayerDaemon {
             changes.queueVersion += 1
             changes.subsystems.insert(.queue)
         }
-        let output = outputState()
-        var seen = changes.last
+        let seen = changes.last
         let now = PendingChanges.Seen(
             transport: core.state, nowPlaying: core.nowPlaying, enabled: core.enabledCommands, volume: core.volume,
             muted: book.muted, repeatMode: core.repeatMode, shuffle: core.shuffle, currentItemID: core.currentItemID,
-            output: output.withoutCounters)
+            output: outputState().withoutCounters)
         if now != seen {
-            if now.transport != seen.transport || now.nowPlaying != seen.nowPlaying || now.enabled != seen.enabled {
+            if now.transport != seen.transport || now.nowPlaying != seen.nowPlaying || now.enabled != seen.enabled
+                || now.currentItemID != seen.currentItemID {
                 changes.subsystems.insert(.player)
             }
-            if now.currentItemID != seen.currentItemID { changes.subsystems.insert(.player) }
             if now.volume != seen.volume || now.muted != seen.muted { changes.subsystems.insert(.mixer) }
             if now.repeatMode != seen.repeatMode || now.shuffle != seen.shuffle { changes.subsystems.insert(.options) }
             if now.output != seen.output { changes.subsystems.insert(.output) }
-            seen = now
-            changes.last = seen
+            changes.last = now
         }
         if !changes.publications.isEmpty { changes.subsystems.insert(.player) }
         let batch = ChangeBatch(subsystems: changes.subsystems, publications: changes.publications, notices: changes.notices)
