@@ -11,21 +11,22 @@ import TonearmSystem
 ///
 /// The sleeper says what it waits for, then checks once more that it still has to (`ready`),
 /// then sleeps on a semaphore. Another thread that has just made work rings: a semaphore post,
-/// but only when the sleeper is asleep (and, for room in a ring, when there is as much room as
-/// it waits for), so a thread that writes or reads a ring every few milliseconds makes no
-/// system call for it while the other side is awake. A full fence on each side orders "I sleep"
-/// against "is it asleep?": either the sleeper sees the work, or the ringer sees the sleeper.
+/// but only when the sleeper is asleep and, when it waits for an amount — samples of room in a
+/// producer's ring, samples of audio in the output's — when there is as much, so a thread that
+/// writes or reads a ring every few milliseconds makes no system call for it while the other
+/// side is awake or waits for more. A full fence on each side orders "I sleep" against "is it
+/// asleep?": either the sleeper sees the work, or the ringer sees the sleeper.
 final class Doorbell: Sendable {
     private let wakeup = Wakeup()
-    /// 0 while awake; asleep, the samples of room in its ring it waits for (`anything`: it
-    /// waits for something else).
+    /// 0 while awake; asleep, the samples it waits for (`anything`: it waits for something
+    /// else, which only `ring()` and `wake()` end).
     private let awaited = Atomic<Int>(0)
     static let anything = Int.max
 
     /// Sleeps until woken or rung, unless `ready` (asked after saying it sleeps) is true.
-    /// `room`: the room in its ring that ends the sleep, for `ring(room:)`.
-    func sleep(forRoom room: Int = anything, unless ready: () -> Bool) {
-        awaited.store(max(1, room), ordering: .sequentiallyConsistent)
+    /// `amount`: the samples that end the sleep, for `ring(having:)`.
+    func sleep(awaiting amount: Int = anything, unless ready: () -> Bool) {
+        awaited.store(max(1, amount), ordering: .sequentiallyConsistent)
         atomicMemoryFence(ordering: .sequentiallyConsistent)
         if !ready() { wakeup.wait() }
         awaited.store(0, ordering: .relaxed)
@@ -33,8 +34,8 @@ final class Doorbell: Sendable {
 
     /// The same, for at most `milliseconds`: for a thread that watches something nobody rings
     /// for (a fade reaching 0), or that retries something on a timer.
-    func sleep(milliseconds: Int, forRoom room: Int = anything, unless ready: () -> Bool) {
-        awaited.store(max(1, room), ordering: .sequentiallyConsistent)
+    func sleep(milliseconds: Int, awaiting amount: Int = anything, unless ready: () -> Bool) {
+        awaited.store(max(1, amount), ordering: .sequentiallyConsistent)
         atomicMemoryFence(ordering: .sequentiallyConsistent)
         if !ready() { wakeup.wait(milliseconds: milliseconds) }
         awaited.store(0, ordering: .relaxed)
@@ -49,11 +50,11 @@ final class Doorbell: Sendable {
         if awaited.load(ordering: .relaxed) != 0 { wakeup.post() }
     }
 
-    /// Wakes the thread if it sleeps waiting for at most `room` samples of room.
-    func ring(room: Int) {
+    /// Wakes the thread if it sleeps waiting for at most `amount` samples.
+    func ring(having amount: Int) {
         atomicMemoryFence(ordering: .sequentiallyConsistent)
         let wanted = awaited.load(ordering: .relaxed)
-        if wanted != 0 && wanted <= room { wakeup.post() }
+        if wanted != 0 && wanted <= amount { wakeup.post() }
     }
 }
 

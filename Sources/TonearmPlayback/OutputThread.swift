@@ -28,6 +28,11 @@ struct OutputThread {
     private var hearing = Hearing.heard
     /// Frames in the device buffer still to play, as of the last write.
     private var deviceFill = 0
+    /// Frames written since the device last started (opened, or recovered from an underrun).
+    private var writtenSinceStart = 0
+    /// Whether the device plays faster than real time (`null`, a file): started, it has taken
+    /// everything written by the time there is room again, and no underrun was reported.
+    private var unpaced = false
     /// The oldest item start (a ring sample) not yet reached, and whether one has been reached
     /// and not yet announced.
     private var nextStart: Int?
@@ -135,6 +140,7 @@ struct OutputThread {
         if period.pending == 0 {
             if let outcome = device.waitForRoom(format.periodFrames, timeoutMilliseconds: timeout) { return outcome }
             deviceFill = max(0, format.bufferFrames - device.availableFrames)
+            unpaced = deviceFill == 0 && writtenSinceStart >= format.bufferFrames
             period.pending = mixer.render(into: period.buffer, frames: format.periodFrames)
             period.offset = 0
             if period.pending == 0 { return nil }
@@ -152,6 +158,7 @@ struct OutputThread {
             period.offset += n
             engine.framesWritten.add(n, ordering: .relaxed)
             deviceFill += n
+            writtenSinceStart += n
             // What is heard now: the player's frames read, less those still in the device or
             // not yet written. Periods without the player hold none of its frames.
             let read = ring.samplesRead
@@ -168,6 +175,7 @@ struct OutputThread {
             engine.resumeCount.add(1, ordering: .releasing)
             return .announce
         case .recoveredUnderrun:
+            writtenSinceStart = 0
             engine.underrunCount.add(1, ordering: .relaxed)
             return .announce
         case .stalled:
@@ -198,17 +206,19 @@ struct OutputThread {
                                 : .lost(ALSAError(device: device, operation: "write to", code: code)))
         }
         announceReachedStarts()
-        engine.decoderBell.ring(room: ring.freeSamples)
+        engine.decoderBell.ring(having: ring.freeSamples)
+        guard engine.busySlots.load(ordering: .acquiring) > 0 else { return }
         var index = 0
         while index < engine.streamSlots.count {
             let slot = engine.streamSlots[index]
-            slot.bell.ring(room: slot.ring.freeSamples)
+            slot.bell.ring(having: slot.ring.freeSamples)
             index += 1
         }
     }
 
     /// A session's new stream clears what its slot's last stream left.
     private func takeStreamCuts() {
+        guard engine.busySlots.load(ordering: .acquiring) > 0 else { return }
         var index = 0
         while index < engine.streamSlots.count {
             let slot = engine.streamSlots[index]
@@ -281,6 +291,8 @@ struct OutputThread {
         }
         mixer.configure(format: f, maxFrames: f.periodFrames)
         link = .open(device, f)
+        writtenSinceStart = 0
+        unpaced = false
         engine.currentFormat.store(f)
         engine.deviceRate.store(f.sampleRate, ordering: .relaxed)
         engine.deviceChannels.store(f.channels, ordering: .relaxed)
@@ -304,7 +316,7 @@ struct OutputThread {
             engine.playerInput.isEnabled = chosen == .player
         }
         guard case .open(let device, let format) = link else {
-            engine.outputBell.sleep { request != nil || engine.streamDeviceRequest.load() != nil }
+            engine.outputBell.sleep(awaiting: 1) { request != nil || engine.streamDeviceRequest.load() != nil }
             return nil
         }
         mix = next
@@ -323,9 +335,16 @@ struct OutputThread {
         if playerSilent { return .streamsOnly(playerIdle: true) }
         guard ring.readableSamples == 0 else { return .player }
         // The decoder is behind (start-up, a seek, a slow disk): wait for it, or let the
-        // sessions' streams go on without the player until it catches up.
+        // sessions' streams go on without the player until it catches up. On a device that
+        // plays faster than real time, the decoder is always behind and nobody hears a delay:
+        // wait until it is half a read-ahead ahead (or ends, or a command comes) rather than
+        // wake for every block it writes.
         guard streamsWant else {
-            engine.outputBell.sleep { ring.readableSamples > 0 || streamsWantOutput() }
+            let wanted = unpaced ? ring.capacity / 2 : 1
+            engine.outputBell.sleep(awaiting: wanted) {
+                ring.readableSamples >= wanted || ring.reachedCut != nil
+                    || engine.queueEnd.load(ordering: .acquiring) != Int.max || streamsWantOutput()
+            }
             return nil
         }
         return .streamsOnly(playerIdle: mix.playerIdle)
@@ -347,7 +366,7 @@ struct OutputThread {
         }
         mix = .silent
         publishIdle(true)
-        engine.outputBell.sleep {
+        engine.outputBell.sleep(awaiting: 1) {
             // No period follows to hold a start reached (a seek while paused): tell it now.
             announceReachedStarts()
             let (playerSilent, streamsWant) = demand(pauseWanted: engine.pauseRequested.load(ordering: .acquiring))
@@ -415,7 +434,7 @@ struct OutputThread {
     /// Some session's stream has audio to play now. No lock, no allocation.
     @inline(__always)
     private func streamsWantOutput() -> Bool {
-        guard let format = link.format else { return false }
+        guard let format = link.format, engine.busySlots.load(ordering: .acquiring) > 0 else { return false }
         let periodSamples = format.periodFrames * format.channels
         var index = 0
         while index < engine.streamSlots.count {

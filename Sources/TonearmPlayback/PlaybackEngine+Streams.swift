@@ -133,6 +133,7 @@ extension PlaybackEngine {
             slot.thread?.join()
             let feed: PCMFeed? = if case .feed(let feed) = source { feed } else { nil }
             let serial = slot.claim(feed: feed, gain: gain, fade: fade)
+            busySlots.add(1, ordering: .releasing)
             // The producer alone uses the source from here on.
             nonisolated(unsafe) let owned = source
             slot.thread = NamedThread(name: "tonearm-stream") { [self] in runStream(slot, source: owned) }
@@ -205,6 +206,7 @@ extension PlaybackEngine {
         slot.finished.store(true, ordering: .releasing)
         slot.finishedSerial.store(slot.serial.load(ordering: .acquiring), ordering: .releasing)
         slot.busy.store(false, ordering: .releasing)
+        busySlots.subtract(1, ordering: .releasing)
         announce()
     }
 }

@@ -179,6 +179,8 @@ public final class PlaybackEngine: @unchecked Sendable {
     /// Sessions' streams, mixer inputs 1…; created once, reused.
     let streamSlots: [StreamSlot]
     let streamClaims = Mutex<Void>(())
+    /// Slots claimed by a stream: while none is, the output thread skips them.
+    let busySlots = Atomic<Int>(0)
     let mixer: Mixer
 
     // Control → decoder thread.

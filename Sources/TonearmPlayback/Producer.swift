@@ -11,7 +11,8 @@ import TonearmFLAC
 /// source has nothing yet, until it has; and while its policy has nothing to produce.
 struct Producer {
     let ring: SPSCRing
-    /// This thread's sleep, and the output thread's, rung after each write.
+    /// This thread's sleep, and the output thread's, rung after each write with what the ring
+    /// holds (the output may wait for more than a block: see `OutputThread.chooseMix`).
     let bell: Doorbell
     let output: Doorbell
     var converter: StreamConverter?
@@ -44,7 +45,7 @@ struct Producer {
             // Write what fits; sleep for room when some is left.
             let n = ring.write(pending, frameSize: converter?.deviceChannels ?? 1)
             pending = UnsafeBufferPointer(rebasing: pending[n...])
-            if n > 0 { output.ring() }
+            if n > 0 { output.ring(having: ring.readableSamples) }
             if !pending.isEmpty {
                 let room = roomWanted(pending.count)
                 sleep(for: policy, room: room) { ring.freeSamples >= room }
@@ -55,9 +56,9 @@ struct Producer {
     /// Sleeps until rung or woken, `done`, or the policy wants the thread.
     func sleep<Policy: ProducerPolicy>(for policy: Policy, room: Int = Doorbell.anything, until done: () -> Bool) {
         if let limit = policy.sleepLimit {
-            bell.sleep(milliseconds: limit, forRoom: room) { done() || policy.needsAttention() }
+            bell.sleep(milliseconds: limit, awaiting: room) { done() || policy.needsAttention() }
         } else {
-            bell.sleep(forRoom: room) { done() || policy.needsAttention() }
+            bell.sleep(awaiting: room) { done() || policy.needsAttention() }
         }
     }
 
@@ -69,11 +70,11 @@ struct Producer {
             let n = ring.write(UnsafeBufferPointer(start: base, count: remaining), frameSize: channels)
             remaining -= n
             base += n
-            if n > 0 { output.ring() }
+            if n > 0 { output.ring(having: ring.readableSamples) }
             if remaining > 0 {
                 if stopped() { return false }
                 let room = roomWanted(remaining)
-                bell.sleep(forRoom: room) { ring.freeSamples >= room || stopped() }
+                bell.sleep(awaiting: room) { ring.freeSamples >= room || stopped() }
             }
         }
         return true
@@ -87,7 +88,7 @@ struct Producer {
         output.wake()
         while !ring.cutTaken(generation) {
             if stopped() { return false }
-            bell.sleep(forRoom: afterWrites ? 1 : Doorbell.anything) { ring.cutTaken(generation) || stopped() }
+            bell.sleep(awaiting: afterWrites ? 1 : Doorbell.anything) { ring.cutTaken(generation) || stopped() }
         }
         return true
     }
