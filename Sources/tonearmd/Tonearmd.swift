@@ -5,6 +5,7 @@ import TonearmConfig
 import TonearmControlPlane
 import TonearmNetwork
 import TonearmDaemon
+import TonearmSystem
 
 #if canImport(Glibc)
 import Glibc
@@ -15,8 +16,21 @@ func printError(_ line: String) {
     _ = bytes.withUnsafeBytes { write(STDERR_FILENO, $0.baseAddress, $0.count) }
 }
 
-/// The Tonearm daemon: plays the queue, answers the control socket, keeps its state.
+/// The daemon's entry: all of its tasks run on the main thread (`TaskThread`), which sleeps
+/// while nothing happens; the engine's and the devices' threads and the event loop are its own.
 @main
+enum Entry {
+    static func main() {
+        TaskThread.install()
+        Task {
+            await Tonearmd.main()
+            exit(0)
+        }
+        TaskThread.run()
+    }
+}
+
+/// The Tonearm daemon: plays the queue, answers the control socket, keeps its state.
 struct Tonearmd: AsyncParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "tonearmd",
