@@ -25,6 +25,7 @@ let package = Package(
         systemLibrary("CFLAC", pkgConfig: "flac", apt: "libflac-dev"),
         systemLibrary("CGPIOD", pkgConfig: "libgpiod", apt: "libgpiod-dev"),
         systemLibrary("CSoxr", pkgConfig: "soxr", apt: "libsoxr-dev"),
+        systemLibrary("CSQLite", pkgConfig: "sqlite3", apt: "libsqlite3-dev"),
 
         // Threads, wake-ups, real-time priority and memory locks: POSIX wrapped once.
         .target(name: "TonearmSystem", dependencies: [.product(name: "SystemPackage", package: "swift-system")]),
@@ -95,9 +96,18 @@ let package = Package(
         ),
         // Board profiles: a TOML reader and the daemon's typed configuration.
         .target(name: "TonearmConfig", dependencies: ["TonearmSession", "TonearmControlPlane"]),
+        // SQLite: a connection, prepared statements, one error type naming database and statement.
+        .target(name: "TonearmSQLite", dependencies: ["CSQLite"]),
         // Music on disk: directory scans in album order, confinement to the music directory,
-        // cover files; and the player state that survives power loss.
-        .target(name: "TonearmLibrary", dependencies: ["TonearmFLAC", "TonearmJSON"]),
+        // cover files; the library's index (SQLite), its scanner and watcher; and the player
+        // state that survives power loss.
+        .target(
+            name: "TonearmLibrary",
+            dependencies: [
+                "TonearmFLAC", "TonearmJSON", "TonearmControlPlane", "TonearmSQLite", "TonearmSystem",
+                .product(name: "SystemPackage", package: "swift-system"),
+            ]
+        ),
 
         .executableTarget(
             name: "tonearm",

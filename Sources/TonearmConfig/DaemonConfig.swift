@@ -10,6 +10,8 @@ public struct DaemonConfig: Sendable, Equatable {
     public var daemon = Daemon()
     /// `[player]`
     public var player = Player()
+    /// `[library]`
+    public var library = Library()
     /// `[board]`
     public var board = Board()
     /// `[gpio]`
@@ -57,6 +59,7 @@ public struct DaemonConfig: Sendable, Equatable {
         output = try root.section(Output.self)
         daemon = try root.section(Daemon.self)
         player = try root.section(Player.self)
+        library = try root.section(Library.self)
         board = try root.section(Board.self)
         gpio = try root.section(GPIO.self)
         buttons = try root.sections(Button.self)
@@ -72,7 +75,7 @@ public struct DaemonConfig: Sendable, Equatable {
     /// Checks every range and rule again, for settings changed after loading (command-line
     /// overrides). Errors have no line: "output.period_frames must be between 16 and 65536, not 8".
     public func validate() throws(ConfigError) {
-        let sections: [any ConfigSection] = [output, daemon, player, board, gpio]
+        let sections: [any ConfigSection] = [output, daemon, player, library, board, gpio]
         for section in sections {
             try section.validate(ConfigCheck(name: type(of: section).tableName))
         }

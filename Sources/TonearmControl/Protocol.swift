@@ -110,6 +110,36 @@
 /// the music directory, `notPlayable`), `clear`, `remove` `{"item":ID}`, `move`
 /// `{"item":ID,"to":INDEX}`.
 ///
+/// Library (the index of the music directory; `unavailable` without one). Paths are relative
+/// to the music directory; tags go by MPD's names in any case (`Artist`, `AlbumArtist`,
+/// `Album`, `Title`, `Track`, `Genre`, `Date`, `Composer`, `Performer`, `Comment`, `Disc`,
+/// the sort tags, the `MUSICBRAINZ_*` ids…), and a filter is `{"tag":NAME,"value":TEXT}`,
+/// NAME also `any`, `file` or `base` (everything under a directory):
+///
+/// - `update` `{"path":P, "wait":BOOL}` → `job` at once, or with `wait` the scan's figures once
+///   it is done (`seen`, `indexed`, `unchanged`, `removed`, `failed`, `seconds`, `job`,
+///   `finishedJob`, `scanning`). A path that is gone is pruned; one outside the music
+///   directory is `forbidden`.
+/// - `ls` `{"path":DIR}` → `directories` (`path`, `modified`), `songs`, `playlists`; a song is
+///   `file`, `duration`, `format` (`rate`, `bits`, `channels`), `size`, `modified`, `picture`,
+///   `tags` (tag → value, or an array when it has several).
+/// - `list` `{"tag":T, "filters":[…], "group":[T…]}` → `items`, objects of the lower-cased
+///   group tags and T: the distinct values, by the sort tags; AlbumArtist falls back to Artist.
+/// - `find` and `search` `{"filters":[…], "offset":N, "limit":N}` → `songs` (in path order, at
+///   most `limit`, 1000 unless given) and `total`: `find` matches whole values, case-sensitively;
+///   `search` substrings, ignoring case.
+/// - `findadd` and `searchadd` `{"filters":[…], "position":INDEX}`: the matching songs into the
+///   queue, answered as `add`.
+/// - `count` `{"filters":[…], "group":T, "substring":BOOL}` → `counts` (`group`, `songs`,
+///   `playtime`); `stats` → `artists`, `albums`, `songs`, `playtime`, `dbUpdate` (seconds since
+///   the epoch); `playlists` → `playlists` (`name`, `modified`, `entries`); `failures` →
+///   `failures` (`path`, `reason`): the files the scans could not read.
+///
+/// Songs on a medium that is not mounted are left out of every answer, and `status`'s
+/// `library` (`indexed`, `scan`, `songs`, `lastUpdate`, `unavailable`) names the directories
+/// whose medium is gone; queue items on one are skipped (the `state` event's `error` says
+/// so) until it is back.
+///
 /// Commands by the remote command center's names, the same a board profile and a serial
 /// display use, each answered `{"status":S}` with S one of `success`, `disabled`,
 /// `noSuchContent`, `noActionableNowPlayingItem`, `commandFailed`: `play`, `pause`,
@@ -163,7 +193,8 @@
 ///
 /// Topics: `nowPlaying` (`reason`, `replace`, `artworkChanged`, `info`), published on playback
 /// start, pause, resume, seek, track change, rate change (scanning, and the output stopping
-/// or coming back), metadata or artwork change and stop — never on a timer; `state` (`state`, or `error` and `item` when a file fails); `queue`
+/// or coming back), metadata or artwork change and stop — never on a timer; `state` (`state`, or `error` and `item` when a file fails); `library` (as
+/// `status`'s `library`, while a scan goes and when it ends, and when a medium goes or comes back); `queue`
 /// (as the `queue` report); `commands` (name → enabled); `sessions` (the `sessions` report,
 /// on every change). And, for a client's own sessions only: `interruption` (`session`,
 /// `type` began or ended, `reason` — `nonMixableActivated`, `spokenAudioInterrupted`,

@@ -19,6 +19,8 @@ public enum Command: Sendable, Equatable {
     case queue(QueueEdit)
     /// The picture of an artwork id, as `Artwork.id` names it.
     case artwork(id: String)
+    /// Scans the music directory, or a directory or file in it, for what changed.
+    case updateLibrary(path: String?)
     /// An audio session of the sending client (its `CommandSource.client`).
     case session(SessionCommand)
 }
@@ -122,6 +124,8 @@ public struct CommandResult: Sendable, Equatable {
         case sessionClosed(SessionID)
         /// `write`: frames taken, and frames waiting to be played.
         case accepted(frames: Int, backlogFrames: Int)
+        /// `updateLibrary`: the scan's number (see `ScanProgress.finishedJob`).
+        case scanQueued(job: Int)
     }
 }
 

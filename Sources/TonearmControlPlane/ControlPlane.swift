@@ -15,6 +15,12 @@ public protocol ControlPlane: AnyObject, Sendable {
     func newClient() -> ClientID
     /// The client went away: its sessions close.
     func clientLeft(_ client: ClientID) async
+    /// The music library's queries; nil without a music directory.
+    var catalog: (any LibraryCatalog)? { get }
+}
+
+extension ControlPlane {
+    public var catalog: (any LibraryCatalog)? { nil }
 }
 
 /// A client of the control plane: the JSON-lines socket, the board's controls and displays,

@@ -128,8 +128,21 @@ public struct OutputState: Sendable, Equatable {
 public struct LibraryState: Sendable, Equatable {
     /// Only files inside it may be queued; nil when any file may.
     public var musicDirectory: String?
+    /// Whether there is an index (a music directory is configured and its database opened).
+    public var isIndexed: Bool
+    /// The current or last scan.
+    public var scan: ScanProgress
+    public var totals: LibraryTotals
+    /// Directories (relative to the music directory, "" for itself) whose medium is not
+    /// mounted: their songs are kept, marked unavailable.
+    public var unavailable: [String]
 
-    public init(musicDirectory: String? = nil) {
+    public init(musicDirectory: String? = nil, isIndexed: Bool = false, scan: ScanProgress = ScanProgress(),
+                totals: LibraryTotals = LibraryTotals(), unavailable: [String] = []) {
         self.musicDirectory = musicDirectory
+        self.isIndexed = isIndexed
+        self.scan = scan
+        self.totals = totals
+        self.unavailable = unavailable
     }
 }

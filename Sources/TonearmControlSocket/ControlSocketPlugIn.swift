@@ -25,7 +25,7 @@ public final class ControlSocketPlugIn: PlugIn {
 
     /// The topics a client may subscribe to. `interruption`, `duck`, `stream` and
     /// `remoteCommand` carry events about a client's own sessions only.
-    public static let topics = ["nowPlaying", "state", "queue", "commands", "sessions", "interruption", "duck", "stream", "remoteCommand"]
+    public static let topics = ["nowPlaying", "state", "queue", "commands", "sessions", "library", "interruption", "duck", "stream", "remoteCommand"]
 
     /// Binds the socket now, so a daemon that cannot have it fails before it starts anything.
     /// It is served on `group`, the daemon's one event loop.
@@ -83,6 +83,9 @@ public final class ControlSocketPlugIn: PlugIn {
             case .sessions: Reports.sessions(state.sessions)
             }
             reply.succeed(answer)
+        case .library(let library):
+            let client = clients.client(for: request.clientID, plane)
+            await answer(library, reply, plane, source: CommandSource("socket client \(request.clientID)", client: client))
         case .command(let command, let form):
             let client = clients.client(for: request.clientID, plane)
             let result = await plane.send(command, from: CommandSource("socket client \(request.clientID)", client: client))
@@ -94,7 +97,7 @@ public final class ControlSocketPlugIn: PlugIn {
         }
     }
 
-    private static func answer(_ result: CommandResult, _ form: SocketRequest.Answer) -> JSONValue {
+    static func answer(_ result: CommandResult, _ form: SocketRequest.Answer) -> JSONValue {
         let status: (String, JSONValue) = ("status", .string(result.status.rawValue))
         switch (form, result.payload) {
         case (.added, .added(let count, let skipped, let queueCount)):
@@ -142,6 +145,10 @@ public final class ControlSocketPlugIn: PlugIn {
             }
             if batch.subsystems.contains(.queue) { server.publish(topic: "queue", event: Reports.queue(state.queue)) }
             if batch.subsystems.contains(.sessions) { server.publish(topic: "sessions", event: Reports.sessions(state.sessions)) }
+            if batch.subsystems.contains(.library) {
+                let library = await plane.snapshot().library
+                server.publish(topic: "library", event: Reports.library(library))
+            }
             last = state
             for notice in batch.notices { tell(notice) }
         }

@@ -131,6 +131,7 @@ enum Reports {
             ("commands", commands(state.enabledCommands)),
             ("artwork", info.artwork.map(artwork) ?? .null),
             ("device", device(state.output)),
+            ("library", library(state.library)),
         ])
     }
 
@@ -184,5 +185,67 @@ enum Reports {
             ("device", device(output)),
             ("redFlags", .array(flags.map { .object([("flag", .string($0.0)), ("detail", .string($0.1)), ("fix", .string($0.2))]) })),
         ])
+    }
+}
+
+// MARK: The library
+
+extension Reports {
+    /// The library's state: the scan, the totals, what is unmounted.
+    static func library(_ library: LibraryState) -> JSONValue {
+        .object([
+            ("indexed", .bool(library.isIndexed)), ("scan", scan(library.scan)),
+            ("songs", .int(library.totals.songs)), ("lastUpdate", .int(library.totals.lastUpdate)),
+            ("unavailable", .array(library.unavailable.map { .string($0) })),
+        ])
+    }
+
+    static func scan(_ scan: ScanProgress) -> JSONValue {
+        .object([
+            ("scanning", .bool(scan.isScanning)), ("job", .int(scan.job)), ("finishedJob", .int(scan.finishedJob)),
+            ("seen", .int(scan.seen)), ("indexed", .int(scan.indexed)), ("unchanged", .int(scan.unchanged)),
+            ("removed", .int(scan.removed)), ("failed", .int(scan.failed)), ("seconds", .double(scan.seconds)),
+        ])
+    }
+
+    /// A song: its path, format and every tag (a tag with several values as an array).
+    static func song(_ song: LibrarySong) -> JSONValue {
+        var tags: [(String, JSONValue)] = []
+        for tag in Tag.allCases {
+            let values = song.tags.filter { $0.tag == tag }.map { JSONValue.string($0.value) }
+            if values.count == 1 { tags.append((tag.rawValue, values[0])) } else if values.count > 1 { tags.append((tag.rawValue, .array(values))) }
+        }
+        return .object([
+            ("file", .string(song.path)), ("duration", JSONValue(song.duration)),
+            ("format", .object([("rate", .int(song.sampleRate)), ("bits", .int(song.bitsPerSample)), ("channels", .int(song.channels))])),
+            ("size", .int(song.size)), ("modified", .int(song.modified)), ("picture", .bool(song.hasPicture)),
+            ("tags", .object(tags)),
+        ])
+    }
+
+    static func listing(_ listing: DirectoryListing) -> JSONValue {
+        func entry(_ e: DirectoryListing.Entry) -> JSONValue { .object([("path", .string(e.path)), ("modified", .int(e.modified))]) }
+        return .object([
+            ("directories", .array(listing.directories.map(entry))), ("songs", .array(listing.songs.map(song))),
+            ("playlists", .array(listing.playlists.map(entry))),
+        ])
+    }
+
+    static func count(_ count: SongCount) -> JSONValue {
+        var fields: [(String, JSONValue)] = []
+        if let group = count.group { fields.append(("group", .string(group))) }
+        return .object(fields + [("songs", .int(count.songs)), ("playtime", .double(count.playTime))])
+    }
+
+    static func stats(_ totals: LibraryTotals) -> JSONValue {
+        .object([
+            ("artists", .int(totals.artists)), ("albums", .int(totals.albums)), ("songs", .int(totals.songs)),
+            ("playtime", .double(totals.playTime)), ("dbUpdate", .int(totals.lastUpdate)),
+        ])
+    }
+
+    static func playlist(_ playlist: StoredPlaylist) -> JSONValue {
+        .object([("name", .string(playlist.name)), ("modified", .int(playlist.modified)),
+                 ("entries", .array(playlist.entries.map { .string($0) }))])
     }
 }

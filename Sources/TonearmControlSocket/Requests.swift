@@ -10,6 +10,7 @@ import TonearmSession
 enum SocketRequest {
     case command(Command, answer: Answer)
     case report(Report)
+    case library(LibraryRequest)
 
     /// How the result of a command is written back.
     enum Answer {
@@ -32,6 +33,7 @@ enum SocketRequest {
     /// The request's meaning, or why it has none (`nil`: no such command).
     static func parse(_ request: ControlRequest) throws(ArgumentError) -> SocketRequest? {
         if let report = Report(rawValue: request.command) { return .report(report) }
+        if let library = try LibraryRequest.parse(request) { return .library(library) }
         switch request.command {
         case "add":
             guard let list = request["paths"]?.arrayValue, !list.isEmpty,

@@ -1,4 +1,5 @@
 import TonearmConfig
+import TonearmLibrary
 import TonearmPlayback
 import TonearmSession
 
@@ -15,6 +16,15 @@ public struct DaemonSettings: Sendable {
     public var socketPath: String
     public var stateDirectory: String
     public var musicDirectory: String?
+    /// The library's index of the music directory; nil without one.
+    public var library: MusicIndex.Settings? {
+        guard let musicDirectory else { return nil }
+        return MusicIndex.Settings(musicDirectory: musicDirectory,
+                                   databasePath: profile.library.database ?? stateDirectory + "/library.db",
+                                   playlistDirectory: profile.library.playlistDirectory, watch: profile.library.watch)
+    }
+    /// Scan the music directory for what changed at start (`[library] scan_on_start`).
+    public var scanLibraryOnStart: Bool { profile.library.scanOnStart }
     /// After a restart: true resumes playing, false restores paused.
     public var resumePlaying = false
     public var saveIntervalSeconds: Double = 5

@@ -47,6 +47,8 @@ extension PlayerDaemon: ControlPlane {
             } catch {
                 return .failed(error.failureCode, error.description)
             }
+        case .updateLibrary(let path):
+            return updateLibrary(path)
         case .session(let sessionCommand):
             guard let client = source.client else {
                 return .failed(.badArgument, "\(source) has no sessions of its own")
@@ -63,6 +65,32 @@ extension PlayerDaemon: ControlPlane {
 
     public nonisolated func subscribe(_ subsystems: Set<Subsystem>) -> ChangeSubscription {
         feed.subscribe(subsystems)
+    }
+
+    public nonisolated var catalog: (any LibraryCatalog)? { library?.catalog }
+
+    /// Queues a scan of the music directory, or of a directory or file in it (which need not
+    /// exist any more: a scan of a path that is gone prunes it).
+    func updateLibrary(_ path: String?) -> CommandResult {
+        guard let library else {
+            return .failed(.unavailable, "there is no library: no music directory is configured ([daemon] music_dir, --music-dir)")
+        }
+        var relative = path ?? ""
+        if relative.hasPrefix("/") {
+            if relative == library.root || relative == settings.musicDirectory {
+                relative = ""
+            } else if relative.hasPrefix(library.root + "/") {
+                relative = String(relative.dropFirst(library.root.count + 1))
+            } else if let configured = settings.musicDirectory, relative.hasPrefix(configured + "/") {
+                relative = String(relative.dropFirst(configured.count + 1))
+            } else {
+                return .failed(.forbidden, "'\(relative)' is outside the music directory \(library.root)")
+            }
+        }
+        guard !relative.split(separator: "/").contains("..") else {
+            return .failed(.forbidden, "'\(relative)' leads out of the music directory \(library.root)")
+        }
+        return CommandResult(status: .success, payload: .scanQueued(job: library.scan(relative)))
     }
 
     public nonisolated func newClient() -> ClientID {
@@ -170,7 +198,8 @@ extension LibraryError {
         case .notFound: .notFound
         case .outsideMusicDirectory: .forbidden
         case .notPlayable: .notPlayable
-        case .musicDirectoryUnavailable, .cannotAccess, .artworkUnavailable, .stateDirectoryUnavailable, .cannotSaveState: .unavailable
+        case .musicDirectoryUnavailable, .cannotAccess, .artworkUnavailable, .stateDirectoryUnavailable, .cannotSaveState,
+             .databaseUnavailable: .unavailable
         }
     }
 }

@@ -69,6 +69,13 @@ public actor PlayerDaemon {
     let timerLoop: any EventLoop
     var timerDeadline: Double?
     var started = false
+    /// The music library's index; nil without a music directory, or when it cannot be used.
+    let library: MusicIndex?
+    /// The library's totals, as of the scan numbered `totalsJob`.
+    var libraryTotals = LibraryTotals()
+    var totalsJob = -1
+    /// The library's unmounted directories as last seen.
+    var lastUnavailable: [String] = []
 
     /// Fails when the state directory is unusable; the error says which. `notify` is rung by
     /// the engine's threads when they have something to tell; timers run on `loop`.
@@ -88,6 +95,16 @@ public actor PlayerDaemon {
         playback.volumePercent = settings.mixerControl == nil ? settings.initialVolume : 100
         engine = PlaybackEngine(options: playback, notify: notify) { table.after($0) }
         underrunLog = UnderrunLog(device: playback.device)
+        if let index = settings.library {
+            do {
+                library = try MusicIndex(index, log: PlugInLog(logger), notify: notify)
+            } catch {
+                logger.error("\(error); the library is off until it is fixed")
+                library = nil
+            }
+        } else {
+            library = nil
+        }
     }
 
     static func now() -> Double { monotonicSeconds() }
@@ -101,6 +118,7 @@ public actor PlayerDaemon {
         engine.start()
         openPlayerSession()
         restore()
+        if settings.scanLibraryOnStart { library?.scan() }
         logger.info("tonearmd ready", metadata: [
             "socket": "\(settings.socketPath)", "device": "\(settings.playback.device)",
             "state": "\(settings.stateDirectory)", "music": "\(settings.musicDirectory ?? "(any)")",
@@ -120,6 +138,7 @@ public actor PlayerDaemon {
         }
         save()
         engine.shutdown()
+        library?.stop()
         feed.finish()
         logger.info("tonearmd stopped")
     }
@@ -128,7 +147,33 @@ public actor PlayerDaemon {
     /// subscribers.
     public func engineAnnounced() {
         takeEngineEvents(now: Self.now())
+        followLibrary()
         flush()
+    }
+
+    /// A medium back: the queue's items on it are no longer passed over.
+    func followLibrary() {
+        guard let library else { return }
+        let unavailable = library.unavailable
+        guard unavailable != lastUnavailable else { return }
+        let back = lastUnavailable.filter { !unavailable.contains($0) }
+        lastUnavailable = unavailable
+        guard !back.isEmpty else { return }
+        let roots = back.map { $0.isEmpty ? library.root : library.root + "/" + $0 }
+        let items = core.queue.filter { item in roots.contains { item.path == $0 || item.path.hasPrefix($0 + "/") } }.map(\.id)
+        core.markPlayable(items)
+        upcoming.update(core)
+        logger.info("back: \(roots.joined(separator: ", ")); \(items.count) queue item\(items.count == 1 ? "" : "s") on it play again")
+    }
+
+    /// The unmounted directory (as the library marks it) holding `path`, nil when none does.
+    func unmountedMedium(holding path: String) -> String? {
+        guard let library else { return nil }
+        for relative in library.unavailable {
+            let root = relative.isEmpty ? library.root : library.root + "/" + relative
+            if path == root || path.hasPrefix(root + "/") { return root }
+        }
+        return nil
     }
 
     /// What the engine has to tell, into the core. Snapshots take it first too, so that the
@@ -145,8 +190,12 @@ public actor PlayerDaemon {
             syncPlayerSession()
             save()
         case .itemFailed(let id, let error):
-            logger.error("\(error)", metadata: ["item": "\(id)"])
-            changes.notices.append(.itemFailed(itemID: id, message: error.description))
+            var message = error.description
+            if let path = core.queue.first(where: { $0.id == id })?.path, let medium = unmountedMedium(holding: path) {
+                message = "\(path) is skipped: the medium holding it (\(medium)) is not mounted; it plays again once it is"
+            }
+            logger.error("\(message)", metadata: ["item": "\(id)"])
+            changes.notices.append(.itemFailed(itemID: id, message: message))
             switch error.reason {
             case .truncated, .decodeErrors, .formatChange:
                 break  // it played (in part); the engine went on gaplessly with what follows

@@ -25,6 +25,7 @@ struct PendingChanges {
         var shuffle = false
         var currentItemID: Int?
         var output = OutputState()
+        var library = LibraryState()
     }
 }
 
@@ -41,7 +42,7 @@ extension PlayerDaemon {
         let now = PendingChanges.Seen(
             transport: core.state, nowPlaying: core.nowPlaying, enabled: core.enabledCommands, volume: core.volume,
             muted: book.muted, repeatMode: core.repeatMode, shuffle: core.shuffle, currentItemID: core.currentItemID,
-            output: outputState().withoutCounters)
+            output: outputState().withoutCounters, library: libraryState())
         if now != seen {
             if now.transport != seen.transport || now.nowPlaying != seen.nowPlaying || now.enabled != seen.enabled
                 || now.currentItemID != seen.currentItemID {
@@ -50,6 +51,7 @@ extension PlayerDaemon {
             if now.volume != seen.volume || now.muted != seen.muted { changes.subsystems.insert(.mixer) }
             if now.repeatMode != seen.repeatMode || now.shuffle != seen.shuffle { changes.subsystems.insert(.options) }
             if now.output != seen.output { changes.subsystems.insert(.output) }
+            if now.library != seen.library { changes.subsystems.insert(.library) }
             changes.last = now
         }
         if !changes.publications.isEmpty { changes.subsystems.insert(.player) }
@@ -77,8 +79,19 @@ extension PlayerDaemon {
         state.eligibility = Eligibility(eligible: eligibility.eligible, reason: eligibility.reason)
         state.sessions = sessionsState()
         state.output = outputState()
-        state.library = LibraryState(musicDirectory: settings.musicDirectory)
+        state.library = libraryState()
         return state
+    }
+
+    func libraryState() -> LibraryState {
+        guard let library else { return LibraryState(musicDirectory: settings.musicDirectory) }
+        let progress = library.progress
+        if progress.finishedJob != totalsJob, let totals = try? library.catalog.totals() {
+            totalsJob = progress.finishedJob
+            libraryTotals = totals
+        }
+        return LibraryState(musicDirectory: settings.musicDirectory, isIndexed: true, scan: progress,
+                            totals: libraryTotals, unavailable: library.unavailable)
     }
 
     func outputState() -> OutputState {

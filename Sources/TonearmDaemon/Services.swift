@@ -61,15 +61,9 @@ struct PlugInService: Service {
     var longestDelay = 30.0
 
     func run() async throws {
-        let log = PlugInLog { [logger, name = plugIn.name] level, message in
-            switch level {
-            case .debug: logger.debug("\(message)", metadata: ["plugIn": "\(name)"])
-            case .info: logger.info("\(message)")
-            case .notice: logger.notice("\(message)")
-            case .warning: logger.warning("\(message)")
-            case .error: logger.error("\(message)")
-            }
-        }
+        var logger = logger
+        logger[metadataKey: "plugIn"] = "\(plugIn.name)"
+        let log = PlugInLog(logger)
         var delay = firstDelay
         while !Task.isCancelled {
             let started = ContinuousClock.now
@@ -92,6 +86,21 @@ struct PlugInService: Service {
                     return
                 }
                 delay = min(delay * 2, longestDelay)
+            }
+        }
+    }
+}
+
+extension PlugInLog {
+    /// A plug-in log that writes to `logger`.
+    public init(_ logger: Logger) {
+        self.init { level, message in
+            switch level {
+            case .debug: logger.debug("\(message)")
+            case .info: logger.info("\(message)")
+            case .notice: logger.notice("\(message)")
+            case .warning: logger.warning("\(message)")
+            case .error: logger.error("\(message)")
             }
         }
     }

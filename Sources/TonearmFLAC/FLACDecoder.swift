@@ -38,8 +38,18 @@ public final class FLACDecoder {
     private var nextFrame = 0
     private var reachedEnd = false
 
+    /// What `path` says about itself, from its metadata alone (no audio is decoded: the format
+    /// is STREAMINFO's): for indexing a library, where a file is read once and not played.
+    public static func metadata(path: String) throws(FLACError) -> TrackInfo {
+        try FLACDecoder(path: path, keepPictureData: false, metadataOnly: true).info
+    }
+
     /// Opens `path`. `keepPictureData` keeps the image bytes of PICTURE blocks.
-    public init(path: String, keepPictureData: Bool = false) throws(FLACError) {
+    public convenience init(path: String, keepPictureData: Bool = false) throws(FLACError) {
+        try self.init(path: path, keepPictureData: keepPictureData, metadataOnly: false)
+    }
+
+    private init(path: String, keepPictureData: Bool, metadataOnly: Bool) throws(FLACError) {
         self.path = path
         self.keepPictureData = keepPictureData
         try Self.checkMarker(path: path)
@@ -64,7 +74,7 @@ public final class FLACDecoder {
             // Fully initialised by now: deinit releases the decoder and the buffer.
             throw FLACError(path: path, reason: why)
         }
-        try openStream()
+        try openStream(metadataOnly: metadataOnly)
     }
 
     deinit {
@@ -73,8 +83,8 @@ public final class FLACDecoder {
         buffer.deallocate()
     }
 
-    /// Reads metadata and the first frame.
-    private func openStream() throws(FLACError) {
+    /// Reads metadata and the first frame (or only the metadata).
+    private func openStream(metadataOnly: Bool) throws(FLACError) {
         guard FLAC__stream_decoder_process_until_end_of_metadata(decoder) != 0, let streamInfo else {
             throw FLACError(path: path, reason: failure ?? .badMetadata("no STREAMINFO block"))
         }
@@ -84,6 +94,13 @@ public final class FLACDecoder {
         info.maxBlockSize = streamInfo.maxBlock
         info.comments = comments
         info.pictures = pictures
+        if metadataOnly {
+            guard streamInfo.format.sampleRate > 0, streamInfo.format.channels > 0 else {
+                throw FLACError(path: path, reason: .badMetadata("STREAMINFO gives no sample rate or channels"))
+            }
+            info.format = streamInfo.format
+            return
+        }
         try fill()
         guard let establishedFormat else {
             if let failure { throw FLACError(path: path, reason: failure) }

@@ -1,6 +1,6 @@
 /// Why a FLAC file cannot be (fully) played. The description is one line that names the file.
 public struct FLACError: Error, CustomStringConvertible, Sendable {
-    public enum Reason: Sendable, Equatable {
+    public enum Reason: Sendable, Equatable, CustomStringConvertible {
         case cannotOpen(String)
         case empty
         case notFLAC
@@ -11,6 +11,22 @@ public struct FLACError: Error, CustomStringConvertible, Sendable {
         case formatChange(String)
         case seekFailed(frame: Int)
         case decoder(String)
+
+        /// What is wrong, without the path.
+        public var description: String {
+            switch self {
+            case .cannotOpen(let why): "cannot open: \(why)"
+            case .empty: "empty file"
+            case .notFLAC: "not a FLAC file (no 'fLaC' stream marker)"
+            case .badMetadata(let why): "corrupt metadata: \(why)"
+            case .noAudio: "no audio frames"
+            case .truncated(let decoded, let expected): "truncated: audio ends after \(decoded) of \(expected) frames"
+            case .decodeErrors(let counts): "corrupt audio: \(counts)"
+            case .formatChange(let what): "\(what) changes mid-stream; not supported"
+            case .seekFailed(let frame): "cannot seek to frame \(frame)"
+            case .decoder(let state): "decoder failed: \(state)"
+            }
+        }
     }
 
     public var path: String
@@ -21,23 +37,7 @@ public struct FLACError: Error, CustomStringConvertible, Sendable {
         self.reason = reason
     }
 
-    public var description: String {
-        let cause: String
-        switch reason {
-        case .cannotOpen(let why): cause = "cannot open: \(why)"
-        case .empty: cause = "empty file"
-        case .notFLAC: cause = "not a FLAC file (no 'fLaC' stream marker)"
-        case .badMetadata(let why): cause = "corrupt metadata: \(why)"
-        case .noAudio: cause = "no audio frames"
-        case .truncated(let decoded, let expected):
-            cause = "truncated: audio ends after \(decoded) of \(expected) frames"
-        case .decodeErrors(let counts): cause = "corrupt audio: \(counts)"
-        case .formatChange(let what): cause = "\(what) changes mid-stream; not supported"
-        case .seekFailed(let frame): cause = "cannot seek to frame \(frame)"
-        case .decoder(let state): cause = "decoder failed: \(state)"
-        }
-        return "\(path): \(cause)"
-    }
+    public var description: String { "\(path): \(reason)" }
 }
 
 /// libFLAC's error callbacks, counted. They are never fatal to the process.

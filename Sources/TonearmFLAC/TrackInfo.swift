@@ -62,6 +62,11 @@ public struct TrackInfo: Sendable {
             ?? comment("TRACKNUMBER").flatMap { $0.split(separator: "/").dropFirst().first }.flatMap { Int($0) }
     }
     public var discNumber: Int? { Self.leadingNumber(comment("DISCNUMBER")) }
+    /// DISCTOTAL (or TOTALDISCS), also from DISCNUMBER's "1/2" form.
+    public var discTotal: Int? {
+        Self.leadingNumber(comment("DISCTOTAL") ?? comment("TOTALDISCS"))
+            ?? comment("DISCNUMBER").flatMap { $0.split(separator: "/").dropFirst().first }.flatMap { Int($0) }
+    }
     /// REPLAYGAIN_TRACK_GAIN and friends, in dB or linear peak, when present and numeric.
     public var replayGain: ReplayGain {
         ReplayGain(
@@ -105,6 +110,7 @@ public struct ReplayGain: Sendable, Equatable {
 
 extension String {
     var trimmingSpaces: String {
-        String(self.drop { $0 == " " }.reversed().drop { $0 == " " }.reversed())
+        guard let first = firstIndex(where: { $0 != " " }), let last = lastIndex(where: { $0 != " " }) else { return "" }
+        return String(self[first...last])
     }
 }

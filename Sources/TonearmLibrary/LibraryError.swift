@@ -18,6 +18,8 @@ public enum LibraryError: Error, CustomStringConvertible, Sendable, Equatable {
     case stateDirectoryUnavailable(String, cause: String)
     /// The player state cannot be written (or the record is not valid).
     case cannotSaveState(String, cause: String)
+    /// The library's database cannot be opened or made.
+    case databaseUnavailable(String, cause: String)
 
     public var description: String {
         switch self {
@@ -38,6 +40,8 @@ public enum LibraryError: Error, CustomStringConvertible, Sendable, Equatable {
             return "state directory '\(path)' is unusable: \(cause)"
         case .cannotSaveState(let path, let cause):
             return "cannot save the player state to '\(path)': \(cause)"
+        case .databaseUnavailable(let path, let cause):
+            return "library database '\(path)' is unusable: \(cause)"
         }
     }
 }

@@ -128,6 +128,12 @@ extension PlayerCore {
     /// it from now on, until it plays. If it is the current item the player moves on to the next
     /// playable item in the same transport state, or stops; if it was pre-queued, the outcome
     /// says `.upcomingChanged`.
+    /// Items that could not be played may play again (the medium holding them is back): they
+    /// are no longer passed over.
+    public mutating func markPlayable(_ itemIDs: [Int]) {
+        for id in itemIDs { unplayableItemIDs.remove(id) }
+    }
+
     public mutating func engineFailedItem(_ itemID: Int, now: Double) -> CommandOutcome {
         guard item(itemID) != nil else { return .noSuchContent }
         let before = upcomingID

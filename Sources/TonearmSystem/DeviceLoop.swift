@@ -12,6 +12,8 @@ public struct PollEvents: OptionSet, Sendable, Hashable {
 
     public static let readable = PollEvents(rawValue: Int16(POLLIN))
     public static let writable = PollEvents(rawValue: Int16(POLLOUT))
+    /// Exceptional: for /proc/self/mountinfo, the mount table changed.
+    public static let priority = PollEvents(rawValue: Int16(POLLPRI))
     /// Reported whether asked for or not.
     public static let error = PollEvents(rawValue: Int16(POLLERR))
     public static let hangUp = PollEvents(rawValue: Int16(POLLHUP))

@@ -33,6 +33,15 @@ public final class NamedThread: @unchecked Sendable {
     public func join() { pthread_join(thread, nil) }
 }
 
+/// Puts the calling thread in SCHED_IDLE: it runs only when no other thread wants the CPU, and
+/// with no I/O priority of its own set, the kernel gives a SCHED_IDLE thread the idle I/O class
+/// too. Returns 0 or the error number.
+public func requestIdlePriority() -> Int32 {
+    var param = sched_param(sched_priority: 0)
+    let schedIdle: Int32 = 5  // SCHED_IDLE, which Glibc's module leaves out (it is GNU-only)
+    return sched_setscheduler(0, schedIdle, &param) == 0 ? 0 : errno
+}
+
 /// Asks for SCHED_FIFO on the calling thread; returns 0 or the error number.
 public func requestRealtimePriority(_ priority: Int32) -> Int32 {
     var param = sched_param()

@@ -3,8 +3,11 @@ import Glibc
 #endif
 
 /// One line on standard error.
-func printError(_ line: String) {
-    let bytes = Array((line + "\n").utf8)
+func printError(_ line: String) { writeError(line + "\n") }
+
+/// `text` to stderr as it is (a progress line redrawn with \r).
+func writeError(_ text: String) {
+    let bytes = Array(text.utf8)
     _ = bytes.withUnsafeBytes { write(STDERR_FILENO, $0.baseAddress, $0.count) }
 }
 

@@ -62,6 +62,12 @@ struct Tonearmd: AsyncParsableCommand {
     @Option(help: ArgumentHelp("Only files inside this directory may be queued; relative paths are resolved in it.", valueName: "dir"))
     var musicDir: String?
 
+    @Option(help: ArgumentHelp("The music library's index, an SQLite file (default: library.db in the state directory).", valueName: "file"))
+    var libraryDb: String?
+
+    @Flag(help: "Do not scan the music directory for changes at start (tonearm update does).")
+    var noInitialScan = false
+
     @Flag(help: "Check the board profile and exit.")
     var check = false
 
@@ -87,6 +93,8 @@ struct Tonearmd: AsyncParsableCommand {
             if let socket { profile.daemon.socket = socket }
             if let stateDir { profile.daemon.stateDirectory = stateDir }
             if let musicDir { profile.daemon.musicDirectory = musicDir }
+            if let libraryDb { profile.library.database = libraryDb }
+            if noInitialScan { profile.library.scanOnStart = false }
             try profile.validate()
             try BoardSetup.check(profile)
         } catch let error as BoardSetupError {
@@ -117,15 +125,7 @@ struct Tonearmd: AsyncParsableCommand {
         let plugIns: [any PlugIn]
         do {
             daemon = try PlayerDaemon(settings: settings, logger: logger, loop: eventLoop.next(), notify: { doorbell.ring() })
-            let log = PlugInLog { [logger] level, message in
-                switch level {
-                case .debug: logger.debug("\(message)")
-                case .info: logger.info("\(message)")
-                case .notice: logger.notice("\(message)")
-                case .warning: logger.warning("\(message)")
-                case .error: logger.error("\(message)")
-                }
-            }
+            let log = PlugInLog(logger)
             plugIns = try PlugInRegistry.plugIns(for: settings, group: eventLoop, log: log)
         } catch {
             logger.critical("\(error)")

@@ -1,0 +1,244 @@
+import Synchronization
+import TonearmControlPlane
+import TonearmSQLite
+
+/// The library's queries, on a connection of their own (WAL: they read while the scanner
+/// writes). Songs on a medium that is not mounted are left out.
+final class IndexCatalog: LibraryCatalog, @unchecked Sendable {
+    private let db: Mutex<Database>
+    private let path: String
+
+    init(_ db: Database) {
+        path = db.path
+        self.db = Mutex(db)
+    }
+
+    // MARK: LibraryCatalog
+
+    func listDirectory(_ directory: String) throws(LibraryQueryError) -> DirectoryListing {
+        let directory = Self.trimmed(directory)
+        let found = try query { db throws(SQLiteError) -> DirectoryListing? in
+            guard let id = try db.integer("SELECT id FROM directories WHERE path = ? AND available = 1", .text(directory)) else {
+                return nil
+            }
+            var listing = DirectoryListing()
+            try db.prepare("SELECT path, modified FROM directories WHERE parent = ? AND available = 1 ORDER BY path")
+                .rows([.integer(id)]) { row in
+                    listing.directories.append(.init(path: row.text(0) ?? "", modified: row.integer(1)))
+                    return true
+                }
+            try db.prepare(Self.songSelect + " WHERE t.directory = ? AND t.available = 1 ORDER BY t.path")
+                .rows([.integer(id)]) { row in
+                    listing.songs.append(Self.song(row))
+                    return true
+                }
+            return listing
+        }
+        guard let found else { throw LibraryQueryError(.notFound, "no directory '\(directory)' in the library") }
+        return found
+    }
+
+    @discardableResult
+    func songs(_ query: SongQuery, _ each: (LibrarySong) -> Bool) throws(LibraryQueryError) -> Int {
+        let (condition, values) = try Self.condition(query.filters, query.matching)
+        return try self.query { db throws(SQLiteError) -> Int in
+            let total = try db.integer("SELECT count(*) FROM tracks t WHERE \(condition)", values) ?? 0
+            var sql = Self.songSelect + " WHERE \(condition) ORDER BY t.path"
+            if let window = query.window { sql += " LIMIT \(window.count) OFFSET \(window.lowerBound)" }
+            try db.prepare(sql).rows(values) { row in each(Self.song(row)) }
+            return total
+        }
+    }
+
+    func values(of tag: Tag, filters: [TagFilter], groupedBy groups: [Tag], _ each: ([String]) -> Bool) throws(LibraryQueryError) {
+        let (condition, values) = try Self.condition(filters, .exact)
+        var select: [String] = []
+        var joins: [String] = []
+        var order: [String] = []
+        for (n, group) in groups.enumerated() {
+            joins.append("LEFT JOIN tags g\(n) ON g\(n).track = v.track AND g\(n).tag = \(group.index)")
+            select.append("coalesce(g\(n).value, '')")
+            order += ["min(coalesce(g\(n).sort, g\(n).value, ''))", "coalesce(g\(n).value, '')"]
+        }
+        select.append("v.value")
+        order += ["min(coalesce(v.sort, v.value))", "v.value"]
+        let restriction = filters.isEmpty
+            ? "v.track IN (SELECT id FROM tracks WHERE available = 1)"
+            : "v.track IN (SELECT t.id FROM tracks t WHERE \(condition))"
+        let sql = """
+            SELECT \(select.joined(separator: ", ")) FROM tags v \(joins.joined(separator: " "))
+            WHERE v.tag = \(tag.index) AND \(restriction)
+            GROUP BY \(select.joined(separator: ", ")) ORDER BY \(order.joined(separator: ", "))
+            """
+        try query { db throws(SQLiteError) in
+            let columns = Int32(groups.count + 1)
+            try db.prepare(sql).rows(values) { row in
+                each((0..<columns).map { row.text($0) ?? "" })
+            }
+        }
+    }
+
+    func count(_ filters: [TagFilter], matching: Matching, groupedBy group: Tag?) throws(LibraryQueryError) -> [SongCount] {
+        let (condition, values) = try Self.condition(filters, matching)
+        return try query { db throws(SQLiteError) -> [SongCount] in
+            var counts: [SongCount] = []
+            if let group {
+                try db.prepare("""
+                    SELECT coalesce(g.value, ''), count(DISTINCT t.id), total(t.duration) FROM tracks t
+                    LEFT JOIN tags g ON g.track = t.id AND g.tag = \(group.index)
+                    WHERE \(condition) GROUP BY 1 ORDER BY min(coalesce(g.sort, g.value, '')), 1
+                    """).rows(values) { row in
+                    counts.append(SongCount(group: row.text(0) ?? "", songs: row.integer(1), playTime: row.real(2)))
+                    return true
+                }
+            } else {
+                let statement = try db.prepare("SELECT count(*), total(duration) FROM tracks t WHERE \(condition)")
+                try statement.bind(values)
+                if try statement.step() { counts.append(SongCount(songs: statement.integer(0), playTime: statement.real(1))) }
+            }
+            return counts
+        }
+    }
+
+    func totals() throws(LibraryQueryError) -> LibraryTotals {
+        try query { db throws(SQLiteError) -> LibraryTotals in
+            func distinct(_ tag: Tag) throws(SQLiteError) -> Int {
+                try db.integer("""
+                    SELECT count(DISTINCT value) FROM tags WHERE tag = \(tag.index) AND own = 1
+                    AND track IN (SELECT id FROM tracks WHERE available = 1)
+                    """) ?? 0
+            }
+            var totals = LibraryTotals(artists: try distinct(.artist), albums: try distinct(.album))
+            let statement = try db.prepare("SELECT count(*), total(duration) FROM tracks WHERE available = 1")
+            if try statement.step() {
+                totals.songs = statement.integer(0)
+                totals.playTime = statement.real(1)
+            }
+            totals.lastUpdate = try db.integer("SELECT value FROM meta WHERE key = 'last_update'") ?? 0
+            return totals
+        }
+    }
+
+    func storedPlaylists() throws(LibraryQueryError) -> [StoredPlaylist] {
+        try query { db throws(SQLiteError) -> [StoredPlaylist] in
+            var playlists: [StoredPlaylist] = []
+            try db.prepare("SELECT name, modified, entries FROM playlists ORDER BY name").rows([]) { row in
+                let entries = (row.text(2) ?? "").split(separator: "\n", omittingEmptySubsequences: true).map(String.init)
+                playlists.append(StoredPlaylist(name: row.text(0) ?? "", modified: row.integer(1), entries: entries))
+                return true
+            }
+            return playlists
+        }
+    }
+
+    func failures(_ each: (String, String) -> Bool) throws(LibraryQueryError) {
+        try query { db throws(SQLiteError) in
+            try db.prepare("SELECT path, reason FROM failures ORDER BY path").rows([]) { row in
+                each(row.text(0) ?? "", row.text(1) ?? "")
+            }
+        }
+    }
+
+    /// Whether the song at `path` (relative) is indexed and on a medium that is mounted; nil
+    /// when the index does not have it.
+    func isAvailable(_ path: String) -> Bool? {
+        try? query { db throws(SQLiteError) -> Bool? in
+            try db.integer("SELECT available FROM tracks WHERE path = ?", .text(path)).map { $0 != 0 }
+        }
+    }
+
+    // MARK: SQL
+
+    /// Runs `body` on the connection; an SQLite failure becomes `unavailable`, naming the database.
+    private func query<T>(_ body: (Database) throws(SQLiteError) -> T) throws(LibraryQueryError) -> T {
+        do {
+            return try db.withLock { db throws(SQLiteError) -> T in try body(db) }
+        } catch {
+            throw LibraryQueryError(.unavailable, "library database \(error)")
+        }
+    }
+
+    /// The columns a `LibrarySong` is made of; `t` is the track.
+    static let songSelect = """
+        SELECT t.path, t.duration, t.rate, t.bits, t.channels, t.size, t.modified, t.has_picture, t.available,
+            t.rg_track_gain, t.rg_track_peak, t.rg_album_gain, t.rg_album_peak,
+            (SELECT group_concat(tag || char(31) || value, char(30)) FROM
+                (SELECT tag, value FROM tags WHERE track = t.id AND own = 1 ORDER BY tag, rowid))
+        FROM tracks t
+        """
+
+    static func song(_ row: Statement) -> LibrarySong {
+        var tags: [(tag: Tag, value: String)] = []
+        for field in (row.text(13) ?? "").split(separator: "\u{1E}", omittingEmptySubsequences: true) {
+            guard let cut = field.firstIndex(of: "\u{1F}"), let number = Int(field[..<cut]), let tag = Tag(index: number) else { continue }
+            tags.append((tag, String(field[field.index(after: cut)...])))
+        }
+        return LibrarySong(
+            path: row.text(0) ?? "", tags: tags, duration: row.optionalReal(1), sampleRate: row.integer(2),
+            bitsPerSample: row.integer(3), channels: row.integer(4), size: row.integer(5), modified: row.integer(6),
+            hasPicture: row.integer(7) != 0, isAvailable: row.integer(8) != 0,
+            replayGain: LibraryReplayGain(trackGain: row.optionalReal(9), trackPeak: row.optionalReal(10),
+                                          albumGain: row.optionalReal(11), albumPeak: row.optionalReal(12)))
+    }
+
+    /// The WHERE clause over `tracks t` for `filters`, with its values.
+    static func condition(_ filters: [TagFilter], _ matching: Matching) throws(LibraryQueryError) -> (String, [SQLValue]) {
+        var clauses = ["t.available = 1"]
+        var values: [SQLValue] = []
+        for filter in filters {
+            switch (filter.key, matching) {
+            case (.base, _):
+                let base = trimmed(filter.value)
+                guard !base.isEmpty else { continue }
+                clauses.append("(t.path LIKE ? ESCAPE '\\')")
+                values.append(.text(likeEscaped(base) + "/%"))
+            case (.file, .exact):
+                clauses.append("t.path = ?")
+                values.append(.text(trimmed(filter.value)))
+            case (.file, .substring):
+                clauses.append("t.path LIKE ? ESCAPE '\\'")
+                values.append(.text("%" + likeEscaped(filter.value) + "%"))
+            case (.tag(let tag), .exact):
+                clauses.append("t.id IN (SELECT track FROM tags WHERE tag = \(tag.index) AND value = ?)")
+                values.append(.text(filter.value))
+            case (.anyTag, .exact):
+                clauses.append("t.id IN (SELECT track FROM tags WHERE value = ? AND own = 1)")
+                values.append(.text(filter.value))
+            case (.tag(let tag), .substring):
+                if filter.value.unicodeScalars.count >= 3, let column = IndexDatabase.textColumn(for: tag) {
+                    // The trigram index: substrings of three characters or more, case folded.
+                    clauses.append("t.id IN (SELECT rowid FROM track_text WHERE track_text MATCH ?)")
+                    values.append(.text("{\(column)} : \(phrase(filter.value))"))
+                } else {
+                    clauses.append("t.id IN (SELECT track FROM tags WHERE tag = \(tag.index) AND value LIKE ? ESCAPE '\\')")
+                    values.append(.text("%" + likeEscaped(filter.value) + "%"))
+                }
+            case (.anyTag, .substring):
+                clauses.append("t.id IN (SELECT track FROM tags WHERE own = 1 AND value LIKE ? ESCAPE '\\')")
+                values.append(.text("%" + likeEscaped(filter.value) + "%"))
+            }
+        }
+        return (clauses.joined(separator: " AND "), values)
+    }
+
+    /// An FTS5 phrase: the text in double quotes, its own double quotes doubled.
+    static func phrase(_ text: String) -> String {
+        "\"" + text.replacingQuotes() + "\""
+    }
+
+    /// A path as the index keeps it: no leading, trailing or doubled slashes.
+    static func trimmed(_ path: String) -> String {
+        path.split(separator: "/", omittingEmptySubsequences: true).joined(separator: "/")
+    }
+}
+
+private extension String {
+    func replacingQuotes() -> String {
+        var out = ""
+        for c in self {
+            if c == "\"" { out.append("\"") }
+            out.append(c)
+        }
+        return out
+    }
+}

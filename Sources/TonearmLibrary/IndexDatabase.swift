@@ -1,0 +1,118 @@
+import TonearmControlPlane
+import TonearmSQLite
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The library's database: its schema, and how it is opened — a file that is not a database of
+/// ours (corrupt, foreign, or of another schema) is set aside and a new one begun.
+///
+/// One row per directory and per track; every tag value of a track is a row of `tags` (a tag
+/// may have several values), with the value that sorts it when that is another (`sort`); `track_text` is the FTS5 trigram
+/// index that substring search uses for the tags people type (artist, album, title…); `failures` remembers files that could not be read, so a
+/// rescan reads them again only once they change; `playlists` holds the stored playlists.
+enum IndexDatabase {
+    static let schemaVersion = 1
+
+    static let schema = """
+        CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value) WITHOUT ROWID;
+        CREATE TABLE IF NOT EXISTS directories(
+            id INTEGER PRIMARY KEY,
+            path TEXT NOT NULL UNIQUE,
+            parent INTEGER,
+            modified INTEGER NOT NULL DEFAULT 0,
+            mount INTEGER NOT NULL DEFAULT 0,
+            available INTEGER NOT NULL DEFAULT 1);
+        CREATE INDEX IF NOT EXISTS directories_parent ON directories(parent);
+        CREATE TABLE IF NOT EXISTS tracks(
+            id INTEGER PRIMARY KEY,
+            path TEXT NOT NULL UNIQUE,
+            directory INTEGER NOT NULL,
+            size INTEGER NOT NULL,
+            modified INTEGER NOT NULL,
+            modified_ns INTEGER NOT NULL,
+            rate INTEGER NOT NULL,
+            bits INTEGER NOT NULL,
+            channels INTEGER NOT NULL,
+            duration REAL,
+            track_total INTEGER,
+            disc_total INTEGER,
+            rg_track_gain REAL, rg_track_peak REAL, rg_album_gain REAL, rg_album_peak REAL,
+            has_picture INTEGER NOT NULL,
+            available INTEGER NOT NULL DEFAULT 1);
+        CREATE INDEX IF NOT EXISTS tracks_directory ON tracks(directory);
+        CREATE TABLE IF NOT EXISTS tags(
+            track INTEGER NOT NULL,
+            tag INTEGER NOT NULL,
+            value TEXT NOT NULL,
+            sort TEXT,
+            own INTEGER NOT NULL);
+        CREATE INDEX IF NOT EXISTS tags_value ON tags(tag, value);
+        CREATE INDEX IF NOT EXISTS tags_track ON tags(track, tag);
+        CREATE VIRTUAL TABLE IF NOT EXISTS track_text USING fts5(
+            artist, album, albumartist, title, composer, performer, tokenize = 'trigram');
+        CREATE TABLE IF NOT EXISTS failures(
+            path TEXT PRIMARY KEY, size INTEGER NOT NULL, modified_ns INTEGER NOT NULL, reason TEXT NOT NULL);
+        CREATE TABLE IF NOT EXISTS playlists(
+            name TEXT PRIMARY KEY, modified INTEGER NOT NULL, entries TEXT NOT NULL);
+        """
+
+    /// The FTS5 columns: the tags people type a few letters of. Other tags are searched
+    /// without the index (LIKE over their values).
+    static let textColumns: [(column: String, tag: Tag)] = [
+        ("artist", .artist), ("album", .album), ("albumartist", .albumArtist), ("title", .title),
+        ("composer", .composer), ("performer", .performer),
+    ]
+
+    static func textColumn(for tag: Tag) -> String? {
+        textColumns.first { $0.tag == tag }?.column
+    }
+
+    /// Opens the database at `path` with the schema in place. A file that cannot be used is
+    /// renamed to `path.broken-<time>` (with its -wal and -shm) and a new database begun;
+    /// `setAside` says which file, and why.
+    static func open(_ path: String, setAside: (String, String) -> Void) throws(SQLiteError) -> Database {
+        do {
+            return try openChecked(path)
+        } catch where error.isCorrupt || error.code == foreignSchemaCode {
+            let aside = "\(path).broken-\(time(nil))"
+            for suffix in ["", "-wal", "-shm"] { rename(path + suffix, aside + suffix) }
+            setAside(aside, error.description)
+            return try openChecked(path)
+        }
+    }
+
+    /// The scanner's page cache: less makes the indexes' pages go out and come back during a
+    /// full scan (1 MB doubles its time); the queries' connection does with a quarter.
+    static let cacheKilobytes = 2048
+
+    /// A second connection to a database `open` made ready, for the queries.
+    static func reader(_ path: String) throws(SQLiteError) -> Database {
+        let db = try Database(path: path)
+        try db.execute("PRAGMA cache_size=-\(cacheKilobytes / 4)")
+        return db
+    }
+
+    /// A database of another schema version or another program.
+    static let foreignSchemaCode: Int32 = -1
+
+    private static func openChecked(_ path: String) throws(SQLiteError) -> Database {
+        let db = try Database(path: path)
+        // A check that reads the header and schema: fails on a file that is not a database.
+        _ = try db.integer("PRAGMA schema_version")
+        try db.execute("PRAGMA journal_mode=WAL; PRAGMA synchronous=NORMAL; PRAGMA cache_size=-\(cacheKilobytes)")
+        let version = try db.integer("PRAGMA user_version") ?? 0
+        let tables = try db.integer("SELECT count(*) FROM sqlite_master") ?? 0
+        if version == 0 && tables == 0 {
+            try db.transaction { () throws(SQLiteError) in
+                try db.execute(schema)
+                try db.execute("PRAGMA user_version=\(schemaVersion)")
+            }
+        } else if version != schemaVersion {
+            throw SQLiteError(database: path, statement: nil, code: foreignSchemaCode,
+                              message: "not a Tonearm library of schema \(schemaVersion) (user_version \(version), \(tables) tables)")
+        }
+        return db
+    }
+}

@@ -1,0 +1,225 @@
+import Synchronization
+import TonearmControlPlane
+import TonearmFLAC
+import TonearmSQLite
+import TonearmSystem
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The music library's index: the database, the scanner thread that keeps it, the watcher
+/// that asks it to, and the queries (`catalog`) every client reads.
+///
+/// The scanner ("tonearm-scan") and the watcher ("tonearm-watch") run at idle CPU and I/O
+/// priority: the player's threads always come first, so a scan never causes an underrun.
+/// Requests to scan queue up and merge (the same path twice is one scan, the whole library
+/// swallows the rest); each is numbered, and `progress` says which is done.
+public final class MusicIndex: Sendable {
+    public struct Settings: Sendable {
+        public var musicDirectory: String
+        public var databasePath: String
+        /// Where stored playlists (`NAME.m3u`) are; nil for none.
+        public var playlistDirectory: String?
+        /// Watch the music directory and scan what changes.
+        public var watch = true
+
+        public init(musicDirectory: String, databasePath: String, playlistDirectory: String? = nil, watch: Bool = true) {
+            self.musicDirectory = musicDirectory
+            self.databasePath = databasePath
+            self.playlistDirectory = playlistDirectory
+            self.watch = watch
+        }
+    }
+
+    /// The canonical music directory.
+    public let root: String
+    public let settings: Settings
+    public var catalog: any LibraryCatalog { reader }
+    private let reader: IndexCatalog
+    private let state = Mutex(Queue())
+    private let wakeup = Wakeup()
+    private let scanner = Mutex<DeviceLoop?>(nil)
+    private let watcher = Mutex<LibraryWatcher?>(nil)
+    private let notify: @Sendable () -> Void
+    private let log: PlugInLog
+
+    private struct Queue {
+        var requests: [(target: String, job: Int)] = []
+        var nextJob = 1
+        var progress = ScanProgress()
+        var unavailable: [String] = []
+    }
+
+    /// Opens (or makes) the database and starts the scanner and, if asked, the watcher. The
+    /// first scan waits for `scan()`. `notify` is called, from the scanner's thread, when
+    /// `progress` or `unavailable` changed.
+    public init(_ settings: Settings, log: PlugInLog, notify: @escaping @Sendable () -> Void) throws(LibraryError) {
+        self.settings = settings
+        self.log = log
+        self.notify = notify
+        do throws(SystemError) {
+            root = try FileSystem.realPath(settings.musicDirectory)
+            guard try FileSystem.status(root).kind == .directory else { throw SystemError(ENOTDIR) }
+        } catch {
+            throw .musicDirectoryUnavailable(settings.musicDirectory, cause: error.text)
+        }
+        let writer: Database
+        do {
+            writer = try IndexDatabase.open(settings.databasePath) { aside, why in
+                log.warning("library database \(settings.databasePath) could not be used (\(why)); set aside as \(aside), a new one is made")
+            }
+            reader = IndexCatalog(try IndexDatabase.reader(settings.databasePath))
+        } catch {
+            throw .databaseUnavailable(settings.databasePath, cause: error.description)
+        }
+        let unavailable = (try? Self.unavailableRoots(writer)) ?? []
+        state.withLock { $0.unavailable = unavailable }
+        let loop = DeviceLoop(name: "tonearm-scan", wake: { [wakeup] in wakeup.post() }) { [self] isStopping in
+            if requestIdlePriority() != 0 { log.notice("the library scanner runs at normal priority: SCHED_IDLE was refused") }
+            scanLoop(writer, isStopping: isStopping)
+        }
+        scanner.withLock { $0 = loop }
+        if settings.watch {
+            let watching = LibraryWatcher(root: root) { [weak self] path in self?.scan(path) }
+            watcher.withLock { $0 = watching }
+        }
+    }
+
+    /// Stops the watcher and the scanner (a scan in progress commits what it has and stops).
+    public func stop() {
+        watcher.withLock { $0 }?.stop()
+        scanner.withLock { $0 }?.stop()
+    }
+
+    /// Asks for a scan of `path` (relative to the music directory, "" or nil for all of it);
+    /// returns its job number.
+    @discardableResult
+    public func scan(_ path: String? = nil) -> Int {
+        let target = IndexCatalog.trimmed(path ?? "")
+        let job = state.withLock { queue -> Int in
+            if let pending = queue.requests.first(where: { $0.target == target || $0.target.isEmpty }) { return pending.job }
+            let job = queue.nextJob
+            queue.nextJob += 1
+            if target.isEmpty {
+                queue.requests = [(target, job)]
+            } else {
+                queue.requests.append((target, job))
+            }
+            queue.progress.job = job
+            return job
+        }
+        wakeup.post()
+        return job
+    }
+
+    /// What the scanner is doing or last did.
+    public var progress: ScanProgress { state.withLock { $0.progress } }
+
+    /// Directories whose medium is not mounted ("" for the music directory itself).
+    public var unavailable: [String] { state.withLock { $0.unavailable } }
+
+    /// Whether the song at `path` (relative) is indexed on a medium that is not mounted.
+    public func isUnavailable(_ path: String) -> Bool { reader.isAvailable(path) == false }
+
+    // MARK: The scanner's thread
+
+    private func scanLoop(_ db: Database, isStopping: @escaping @Sendable () -> Bool) {
+        let statements: IndexStatements
+        do {
+            statements = try IndexStatements(db)
+        } catch {
+            log.error("library database: \(error)")
+            return
+        }
+        while !isStopping() {
+            guard let (target, job) = state.withLock({ $0.requests.isEmpty ? nil : $0.requests.removeFirst() }) else {
+                wakeup.wait()
+                continue
+            }
+            let started = monotonicSeconds()
+            var figures = state.withLock { queue -> ScanProgress in
+                var fresh = ScanProgress()
+                fresh.job = queue.progress.job
+                fresh.finishedJob = queue.progress.finishedJob
+                fresh.isScanning = true
+                queue.progress = fresh
+                return fresh
+            }
+            notify()
+            var scan = IndexScan(root: root, target: target, db: db, statements: statements, figures: figures,
+                                 stopping: isStopping) { [self] now in
+                state.withLock { queue in
+                    let job = queue.progress.job
+                    queue.progress = now
+                    queue.progress.job = job
+                    queue.progress.seconds = monotonicSeconds() - started
+                }
+                notify()
+            }
+            do {
+                _ = try scan.run()
+                try storePlaylists(db)
+                try db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES('last_update', \(time(nil)))")
+            } catch {
+                log.error("library scan of \(target.isEmpty ? root : root + "/" + target): \(error)")
+                try? db.execute("ROLLBACK")
+            }
+            figures = scan.figures
+            let unavailable = (try? Self.unavailableRoots(db)) ?? []
+            state.withLock { queue in
+                let latest = queue.progress.job
+                queue.progress = figures
+                queue.progress.job = latest
+                queue.progress.finishedJob = max(queue.progress.finishedJob, job)
+                queue.progress.isScanning = !queue.requests.isEmpty
+                queue.progress.seconds = monotonicSeconds() - started
+                queue.unavailable = unavailable
+            }
+            if figures.failed > 0 || figures.indexed > 0 || figures.removed > 0 {
+                log.info("library: \(figures.indexed) indexed, \(figures.unchanged) unchanged, \(figures.removed) removed, \(figures.failed) failed in \(target.isEmpty ? "the music directory" : target)")
+            }
+            notify()
+        }
+    }
+
+    /// The stored playlists, read again: `NAME.m3u` in the playlist directory.
+    private func storePlaylists(_ db: Database) throws(SQLiteError) {
+        guard let directory = settings.playlistDirectory, let listing = try? FileSystem.entries(directory) else { return }
+        var playlists: [(String, Int, String)] = []
+        for entry in listing.entries where entry.name.lowercased().hasSuffix(".m3u") && !entry.name.hasPrefix(".") {
+            let path = directory + "/" + entry.name
+            guard let status = try? FileSystem.status(path), status.kind == .regular, status.size < 4 << 20,
+                  let fd = try? FileSystem.openForReading(path) else { continue }
+            defer { close(fd) }
+            let bytes = (try? FileSystem.read(fd, offset: 0, count: status.size)) ?? []
+            let lines = String(decoding: bytes, as: UTF8.self).split(whereSeparator: { $0 == "\n" || $0 == "\r\n" || $0 == "\r" })
+            let entries = lines.map { $0.trimmingCharacters() }.filter { !$0.isEmpty && !$0.hasPrefix("#") }
+            playlists.append((String(entry.name.dropLast(4)), status.modifiedSeconds, entries.joined(separator: "\n")))
+        }
+        try db.transaction { () throws(SQLiteError) in
+            try db.execute("DELETE FROM playlists")
+            let insert = try db.prepare("INSERT OR REPLACE INTO playlists(name, modified, entries) VALUES(?, ?, ?)")
+            for (name, modified, entries) in playlists { try insert.run(.text(name), .integer(modified), .text(entries)) }
+        }
+    }
+
+    /// The tops of the subtrees marked unavailable.
+    static func unavailableRoots(_ db: Database) throws(SQLiteError) -> [String] {
+        var roots: [String] = []
+        try db.prepare("""
+            SELECT d.path FROM directories d LEFT JOIN directories p ON p.id = d.parent
+            WHERE d.available = 0 AND (p.id IS NULL OR p.available = 1) ORDER BY d.path
+            """).rows([]) { row in
+            roots.append(row.text(0) ?? "")
+            return true
+        }
+        return roots
+    }
+}
+
+private extension Substring {
+    func trimmingCharacters() -> String {
+        String(self.drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" }.reversed())
+    }
+}

@@ -1,0 +1,269 @@
+import Foundation
+import Synchronization
+import TestSupport
+import TonearmControlPlane
+import XCTest
+@testable import TonearmLibrary
+
+/// The index on real files and a real SQLite database: scans, queries, the watcher, a pulled
+/// stick (a bind mount), a damaged database.
+final class IndexTests: XCTestCase {
+    private var tmp: TemporaryDirectory!
+    private var music: String { tmp.file("music") }
+    private var indexes: [MusicIndex] = []
+
+    override func setUp() async throws {
+        tmp = try TemporaryDirectory()
+        try FileManager.default.createDirectory(atPath: music, withIntermediateDirectories: true)
+    }
+
+    override func tearDown() {
+        for index in indexes { index.stop() }
+        indexes = []
+    }
+
+    /// Two album artists, a compilation without AlbumArtist, sort tags, two artists on one track.
+    private func writeTree() throws {
+        try Tracks.write(music + "/Beatles/Abbey Road/01.flac", tags: [
+            ("ALBUMARTIST", "The Beatles"), ("ALBUMARTISTSORT", "Beatles, The"), ("ARTIST", "The Beatles"),
+            ("ALBUM", "Abbey Road"), ("TITLE", "Come Together"), ("TRACKNUMBER", "1"), ("DATE", "1969"), ("GENRE", "Rock")])
+        try Tracks.write(music + "/Beatles/Abbey Road/02.flac", tags: [
+            ("ALBUMARTIST", "The Beatles"), ("ALBUMARTISTSORT", "Beatles, The"), ("ARTIST", "The Beatles"),
+            ("ALBUM", "Abbey Road"), ("TITLE", "Something"), ("TRACKNUMBER", "2"), ("DATE", "1969"), ("GENRE", "Rock")])
+        try Tracks.write(music + "/Aretha/Lady Soul/01.flac", tags: [
+            ("ALBUMARTIST", "Aretha Franklin"), ("ARTIST", "Aretha Franklin"), ("ALBUM", "Lady Soul"),
+            ("TITLE", "Chain of Fools"), ("TRACKNUMBER", "1"), ("GENRE", "Soul"), ("COMPOSER", "Don Covay")])
+        try Tracks.write(music + "/Mix/01.flac", tags: [
+            ("ARTIST", "Zed"), ("ARTIST", "Ann"), ("ALBUM", "Mix Tape"), ("TITLE", "Together Again"), ("GENRE", "Pop")])
+    }
+
+    private func makeIndex(watch: Bool = false, playlists: String? = nil) throws -> (MusicIndex, Notices) {
+        let notices = Notices()
+        let index = try MusicIndex(.init(musicDirectory: music, databasePath: tmp.file("library.db"),
+                                         playlistDirectory: playlists, watch: watch),
+                                   log: .silent, notify: { notices.ring() })
+        indexes.append(index)
+        return (index, notices)
+    }
+
+    /// Scans and waits for the scan to finish; returns its figures.
+    @discardableResult
+    private func scan(_ index: MusicIndex, _ path: String? = nil) throws -> ScanProgress {
+        let job = index.scan(path)
+        XCTAssertTrue(waitUntil(timeout: 20) { index.progress.finishedJob >= job }, "scan \(job) did not finish")
+        return index.progress
+    }
+
+    func testScanIndexesTagsAndQueriesAnswerFromThem() throws {
+        try writeTree()
+        let (index, _) = try makeIndex()
+        let figures = try scan(index)
+        XCTAssertEqual([figures.seen, figures.indexed, figures.unchanged, figures.failed, figures.removed], [4, 4, 0, 0, 0])
+        let catalog = index.catalog
+
+        // AlbumArtist falls back to Artist (both of the mix's), sorted by the sort tags.
+        XCTAssertEqual(try values(catalog, .albumArtist), ["Ann", "Aretha Franklin", "The Beatles", "Zed"])
+        XCTAssertEqual(try values(catalog, .album, groupedBy: [.albumArtist]),
+                       ["Ann|Mix Tape", "Aretha Franklin|Lady Soul", "The Beatles|Abbey Road", "Zed|Mix Tape"])
+        XCTAssertEqual(try values(catalog, .title, filters: [TagFilter(.tag(.album), "Abbey Road")]), ["Come Together", "Something"])
+
+        // find: whole values, case matters; search: substrings, case ignored, short or long.
+        XCTAssertEqual(try paths(catalog, [TagFilter(.tag(.album), "Abbey Road")], .exact),
+                       ["Beatles/Abbey Road/01.flac", "Beatles/Abbey Road/02.flac"])
+        XCTAssertEqual(try paths(catalog, [TagFilter(.tag(.album), "abbey road")], .exact), [])
+        XCTAssertEqual(try paths(catalog, [TagFilter(.tag(.title), "TOGETHER")], .substring),
+                       ["Beatles/Abbey Road/01.flac", "Mix/01.flac"])
+        XCTAssertEqual(try paths(catalog, [TagFilter(.tag(.title), "oo")], .substring), ["Aretha/Lady Soul/01.flac"])
+        XCTAssertEqual(try paths(catalog, [TagFilter(.tag(.composer), "covay")], .substring), ["Aretha/Lady Soul/01.flac"])
+        XCTAssertEqual(try paths(catalog, [TagFilter(.anyTag, "soul")], .substring), ["Aretha/Lady Soul/01.flac"])
+        XCTAssertEqual(try paths(catalog, [TagFilter(.tag(.genre), "Rock"), TagFilter(.tag(.title), "Something")], .exact),
+                       ["Beatles/Abbey Road/02.flac"])
+        XCTAssertEqual(try paths(catalog, [TagFilter(.base, "Beatles")], .exact).count, 2)
+        XCTAssertEqual(try paths(catalog, [TagFilter(.file, "Mix/01.flac")], .exact), ["Mix/01.flac"])
+        XCTAssertEqual(try paths(catalog, [TagFilter(.tag(.artist), "Ann")], .exact), ["Mix/01.flac"])
+
+        // Pages, and the total beside them.
+        var page: [String] = []
+        let total = try catalog.songs(SongQuery([], matching: .exact, window: 1..<3)) { page.append($0.path); return true }
+        XCTAssertEqual(total, 4)
+        XCTAssertEqual(page, ["Beatles/Abbey Road/01.flac", "Beatles/Abbey Road/02.flac"])
+
+        // A song carries its own tags only (no AlbumArtist made up), several values in order.
+        var mix: LibrarySong?
+        try catalog.songs(SongQuery([TagFilter(.file, "Mix/01.flac")], matching: .exact)) { mix = $0; return false }
+        XCTAssertEqual(mix?.tags.filter { $0.tag == .artist }.map(\.value), ["Zed", "Ann"])
+        XCTAssertNil(mix?.first(.albumArtist))
+        XCTAssertEqual(mix?.sampleRate, 44100)
+        XCTAssertEqual(try XCTUnwrap(mix?.duration), 0.1, accuracy: 1e-9)
+
+        let counts = try catalog.count([], matching: .exact, groupedBy: .genre)
+        XCTAssertEqual(counts.map { "\($0.group ?? "")=\($0.songs)" }, ["Pop=1", "Rock=2", "Soul=1"])
+        let totals = try catalog.totals()
+        XCTAssertEqual([totals.songs, totals.albums, totals.artists], [4, 3, 4])
+        XCTAssertEqual(totals.playTime, 0.4, accuracy: 1e-6)
+        XCTAssertGreaterThan(totals.lastUpdate, 0)
+
+        let root = try catalog.listDirectory("")
+        XCTAssertEqual(root.directories.map(\.path), ["Aretha", "Beatles", "Mix"])
+        XCTAssertEqual(try catalog.listDirectory("/Mix/").songs.map(\.path), ["Mix/01.flac"])
+        XCTAssertThrowsError(try catalog.listDirectory("Nope")) { error in
+            XCTAssertEqual((error as? LibraryQueryError)?.code, .notFound)
+        }
+    }
+
+    func testARescanReadsOnlyWhatChangedAndPrunesWhatWent() throws {
+        try writeTree()
+        let (index, _) = try makeIndex()
+        try scan(index)
+        let again = try scan(index)
+        XCTAssertEqual([again.seen, again.indexed, again.unchanged, again.removed], [4, 0, 4, 0])
+
+        try Tracks.write(music + "/Mix/01.flac", tags: [("ARTIST", "Zed"), ("TITLE", "Retitled")])
+        try FileManager.default.removeItem(atPath: music + "/Aretha")
+        try Tracks.write(music + "/New/01.flac", tags: [("TITLE", "Fresh")])
+        let changed = try scan(index)
+        XCTAssertEqual([changed.seen, changed.indexed, changed.unchanged, changed.removed], [4, 2, 2, 1])
+        XCTAssertEqual(try values(index.catalog, .title), ["Come Together", "Fresh", "Retitled", "Something"])
+        XCTAssertEqual(try index.catalog.listDirectory("").directories.map(\.path), ["Beatles", "Mix", "New"])
+
+        // A scan of one directory touches nothing else; of a path that is gone, prunes it.
+        let partial = try scan(index, "Beatles")
+        XCTAssertEqual([partial.seen, partial.unchanged], [2, 2])
+        try FileManager.default.removeItem(atPath: music + "/New")
+        let gone = try scan(index, "New")
+        XCTAssertEqual(gone.removed, 1)
+        XCTAssertEqual(try index.catalog.totals().songs, 3)
+    }
+
+    func testFilesThatFailAreListedWithTheirReasonAndReadAgainOnlyOnceChanged() throws {
+        try writeTree()
+        try writeBytes(Array("not a flac file".utf8), to: music + "/Mix/broken.flac")
+        var truncated = try XCTUnwrap(readBytes(music + "/Mix/01.flac"))
+        truncated.removeLast(truncated.count - 30)
+        try writeBytes(truncated, to: music + "/Mix/short.flac")
+        let (index, _) = try makeIndex()
+        let first = try scan(index)
+        XCTAssertEqual([first.indexed, first.failed], [4, 2])
+        var failures: [String] = []
+        try index.catalog.failures { path, reason in
+            failures.append("\(path): \(reason)")
+            return true
+        }
+        XCTAssertEqual(failures.count, 2)
+        XCTAssertTrue(failures[0].hasPrefix("Mix/broken.flac: "), failures[0])
+        XCTAssertTrue(failures[1].hasPrefix("Mix/short.flac: "), failures[1])
+        let again = try scan(index)
+        XCTAssertEqual([again.indexed, again.failed, again.unchanged], [0, 2, 4])
+        // Mended, it is indexed and no longer listed.
+        try Tracks.write(music + "/Mix/broken.flac", tags: [("TITLE", "Mended")])
+        let mended = try scan(index)
+        XCTAssertEqual([mended.indexed, mended.failed], [1, 1])
+        XCTAssertEqual(try paths(index.catalog, [TagFilter(.tag(.title), "Mended")], .exact), ["Mix/broken.flac"])
+    }
+
+    func testADamagedOrForeignDatabaseIsSetAsideAndRebuilt() throws {
+        try writeTree()
+        try writeBytes([UInt8](repeating: 0x5A, count: 8192), to: tmp.file("library.db"))
+        let logged = Mutex<[String]>([])
+        let index = try MusicIndex(.init(musicDirectory: music, databasePath: tmp.file("library.db"), watch: false),
+                                   log: PlugInLog { _, line in logged.withLock { $0.append(line) } }, notify: {})
+        indexes.append(index)
+        XCTAssertEqual(try scan(index).indexed, 4)
+        let aside = try FileManager.default.contentsOfDirectory(atPath: tmp.path).filter { $0.hasPrefix("library.db.broken-") }
+        XCTAssertEqual(aside.count, 1)
+        XCTAssertTrue(logged.withLock { $0 }.contains { $0.contains("set aside as") }, "\(logged.withLock { $0 })")
+    }
+
+    func testTheWatcherIndexesWhatChangesWithinSeconds() throws {
+        try writeTree()
+        let (index, _) = try makeIndex(watch: true)
+        try scan(index)
+        try Tracks.write(music + "/Beatles/Abbey Road/03.flac", tags: [("ALBUM", "Abbey Road"), ("TITLE", "Maxwell")])
+        XCTAssertTrue(waitUntil(timeout: 10) { (try? self.paths(index.catalog, [TagFilter(.tag(.title), "Maxwell")], .exact)) == ["Beatles/Abbey Road/03.flac"] },
+                      "a new file was not indexed")
+        try FileManager.default.createDirectory(atPath: music + "/Later/Deep", withIntermediateDirectories: true)
+        try Tracks.write(music + "/Later/Deep/01.flac", tags: [("TITLE", "Deep")])
+        XCTAssertTrue(waitUntil(timeout: 10) { (try? self.paths(index.catalog, [TagFilter(.tag(.title), "Deep")], .exact)) == ["Later/Deep/01.flac"] },
+                      "a file in a new directory was not indexed")
+        try FileManager.default.moveItem(atPath: music + "/Mix", toPath: music + "/Renamed")
+        XCTAssertTrue(waitUntil(timeout: 10) { (try? self.paths(index.catalog, [TagFilter(.tag(.title), "Together Again")], .exact)) == ["Renamed/01.flac"] },
+                      "a renamed directory was not followed")
+        try FileManager.default.removeItem(atPath: music + "/Aretha/Lady Soul/01.flac")
+        XCTAssertTrue(waitUntil(timeout: 10) { (try? self.paths(index.catalog, [TagFilter(.tag(.album), "Lady Soul")], .exact)) == [] },
+                      "a deleted file stayed")
+    }
+
+    /// A bind mount stands in for a USB stick: unmounted, its songs are kept and marked
+    /// unavailable; mounted back, they are there again.
+    func testAnUnmountedStickIsMarkedUnavailableAndComesBack() throws {
+        try writeTree()
+        let stick = tmp.file("stick")
+        try Tracks.write(stick + "/Album/01.flac", tags: [("ALBUM", "On The Stick"), ("TITLE", "Portable")])
+        try FileManager.default.createDirectory(atPath: music + "/usb", withIntermediateDirectories: true)
+        guard run("/bin/mount", ["--bind", stick, music + "/usb"]) else { throw XCTSkip("mount --bind is not allowed here") }
+        var mounted = true
+        defer { if mounted { _ = run("/bin/umount", [music + "/usb"]) } }
+        let (index, _) = try makeIndex(watch: true)
+        XCTAssertEqual(try scan(index).indexed, 5)
+
+        XCTAssertTrue(run("/bin/umount", [music + "/usb"]))
+        mounted = false
+        XCTAssertTrue(waitUntil(timeout: 10) { index.unavailable == ["usb"] }, "unavailable: \(index.unavailable)")
+        XCTAssertEqual(try paths(index.catalog, [TagFilter(.tag(.album), "On The Stick")], .exact), [])
+        XCTAssertEqual(try index.catalog.totals().songs, 4)
+        XCTAssertTrue(index.isUnavailable("usb/Album/01.flac"))
+        // A full rescan keeps them, unavailable.
+        let rescan = try scan(index)
+        XCTAssertEqual(rescan.removed, 0)
+        XCTAssertEqual(index.unavailable, ["usb"])
+
+        XCTAssertTrue(run("/bin/mount", ["--bind", stick, music + "/usb"]))
+        mounted = true
+        XCTAssertTrue(waitUntil(timeout: 10) { index.unavailable.isEmpty }, "still unavailable: \(index.unavailable)")
+        XCTAssertEqual(try paths(index.catalog, [TagFilter(.tag(.album), "On The Stick")], .exact), ["usb/Album/01.flac"])
+        XCTAssertFalse(index.isUnavailable("usb/Album/01.flac"))
+    }
+
+    func testStoredPlaylistsAreRead() throws {
+        try writeTree()
+        let playlists = tmp.file("playlists")
+        try writeBytes(Array("#EXTM3U\nBeatles/Abbey Road/01.flac\n\n# a comment\nMix/01.flac\n".utf8), to: playlists + "/Road Trip.m3u")
+        try writeBytes(Array("ignored".utf8), to: playlists + "/notes.txt")
+        let (index, _) = try makeIndex(playlists: playlists)
+        try scan(index)
+        let stored = try index.catalog.storedPlaylists()
+        XCTAssertEqual(stored.map(\.name), ["Road Trip"])
+        XCTAssertEqual(stored.first?.entries, ["Beatles/Abbey Road/01.flac", "Mix/01.flac"])
+    }
+
+    // MARK: Helpers
+
+    private func values(_ catalog: any LibraryCatalog, _ tag: Tag, filters: [TagFilter] = [], groupedBy groups: [Tag] = []) throws -> [String] {
+        var out: [String] = []
+        try catalog.values(of: tag, filters: filters, groupedBy: groups) { out.append($0.joined(separator: "|")); return true }
+        return out
+    }
+
+    private func paths(_ catalog: any LibraryCatalog, _ filters: [TagFilter], _ matching: Matching) throws -> [String] {
+        var out: [String] = []
+        try catalog.songs(SongQuery(filters, matching: matching)) { out.append($0.path); return true }
+        return out
+    }
+
+    private func run(_ program: String, _ arguments: [String]) -> Bool {
+        let process = Process()
+        process.executableURL = URL(fileURLWithPath: program)
+        process.arguments = arguments
+        process.standardError = FileHandle.nullDevice
+        guard (try? process.run()) != nil else { return false }
+        process.waitUntilExit()
+        return process.terminationStatus == 0
+    }
+}
+
+/// Counts the index's notifications.
+final class Notices: Sendable {
+    private let count = Atomic<Int>(0)
+    func ring() { count.add(1, ordering: .relaxed) }
+    var rung: Int { count.load(ordering: .relaxed) }
+}
