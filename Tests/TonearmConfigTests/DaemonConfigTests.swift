@@ -84,10 +84,30 @@ final class DaemonConfigTests: XCTestCase {
         XCTAssertEqual(config.player.mode, .default)
         XCTAssertNil(config.board.name)
         XCTAssertNil(config.board.description)
+        XCTAssertNil(config.library.database)
+        XCTAssertNil(config.library.playlistDirectory)
+        XCTAssertTrue(config.library.scanOnStart)
+        XCTAssertTrue(config.library.watch)
         XCTAssertNoThrow(try config.validate())
 
         XCTAssertEqual(parse(""), config)
         XCTAssertEqual(parse("# nothing but a comment\n[output]\n[daemon]\n[player]\n[board]\n"), config)
+    }
+
+    func testTheLibrarySection() throws {
+        let config = parse("""
+            [library]
+            database = "/var/lib/tonearm/music.db"
+            playlist_dir = "/media/music/Playlists"
+            scan_on_start = false
+            watch = false
+            """)
+        XCTAssertEqual(config.library.database, "/var/lib/tonearm/music.db")
+        XCTAssertEqual(config.library.playlistDirectory, "/media/music/Playlists")
+        XCTAssertFalse(config.library.scanOnStart)
+        XCTAssertFalse(config.library.watch)
+        assertRefused("[library]\nwatch = \"yes\"", .wrongType, "library.watch must be true or false (line 2)")
+        assertRefused("[library]\nindex = 1", .unknownKey, "unknown key 'index' in [library] (line 2)")
     }
 
     func testFullProfile() throws {
