@@ -8,8 +8,8 @@ import Glibc
 /// The library's database: its schema, and how it is opened — a file that is not a database of
 /// ours (corrupt, foreign, or of another schema) is set aside and a new one begun.
 ///
-/// One row per directory and per track; every tag value of a track is a row of `tags` (a tag
-/// may have several values), with the value that sorts it when that is another (`sort`); `track_text` is the FTS5 trigram
+/// One row per directory and per track; every tag value of a track is a row of `tags`, kept in
+/// track order (a tag may have several values, `seq` numbers them), with the value that sorts it when that is another (`sort`); `track_text` is the FTS5 trigram
 /// index that substring search uses for the tags people type (artist, album, title…); `failures` remembers files that could not be read, so a
 /// rescan reads them again only once they change; `playlists` holds the stored playlists.
 enum IndexDatabase {
@@ -45,11 +45,12 @@ enum IndexDatabase {
         CREATE TABLE IF NOT EXISTS tags(
             track INTEGER NOT NULL,
             tag INTEGER NOT NULL,
+            seq INTEGER NOT NULL,
             value TEXT NOT NULL,
             sort TEXT,
-            own INTEGER NOT NULL);
+            own INTEGER NOT NULL,
+            PRIMARY KEY(track, tag, seq)) WITHOUT ROWID;
         CREATE INDEX IF NOT EXISTS tags_value ON tags(tag, value);
-        CREATE INDEX IF NOT EXISTS tags_track ON tags(track, tag);
         CREATE VIRTUAL TABLE IF NOT EXISTS track_text USING fts5(
             artist, album, albumartist, title, composer, performer, tokenize = 'trigram');
         CREATE TABLE IF NOT EXISTS failures(

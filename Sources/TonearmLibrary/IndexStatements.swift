@@ -49,7 +49,7 @@ final class IndexStatements {
                 rg_album_gain = ?, rg_album_peak = ?, has_picture = ?, available = 1
             WHERE id = ?
             """)
-        insertTag = try db.prepare("INSERT INTO tags(track, tag, value, sort, own) VALUES(?, ?, ?, ?, ?)")
+        insertTag = try db.prepare("INSERT INTO tags(track, tag, seq, value, sort, own) VALUES(?, ?, ?, ?, ?, ?)")
         deleteTags = try db.prepare("DELETE FROM tags WHERE track = ?")
         let columns = IndexDatabase.textColumns.map(\.column)
         insertText = try db.prepare(
@@ -101,8 +101,8 @@ final class IndexStatements {
             while try insertTrack.step() {}
             id = db.lastInsertRowID
         }
-        for row in track.tagRows {
-            try insertTag.run(.integer(id), .integer(row.tag.index), .text(row.value),
+        for (seq, row) in track.tagRows.enumerated() {
+            try insertTag.run(.integer(id), .integer(row.tag.index), .integer(seq), .text(row.value),
                               row.sort == row.value ? .null : .text(row.sort), .integer(row.own ? 1 : 0))
         }
         var text = [SQLValue.integer(id)]
