@@ -32,7 +32,7 @@ let package = Package(
         // Pure audio building blocks: formats, the SPSC ring, sample conversion, the mixer.
         .target(name: "TonearmAudio"),
         // libFLAC: metadata and decoding.
-        .target(name: "TonearmFLAC", dependencies: ["CFLAC", "TonearmAudio"]),
+        .target(name: "TonearmFLAC", dependencies: ["CFLAC", "TonearmAudio", "TonearmSystem"]),
         // alsa-lib: one PCM device, negotiated and written to.
         .target(name: "TonearmALSA", dependencies: ["CALSA", "TonearmAudio"]),
         // Decoder thread, output thread and the pipeline between them.

@@ -1,4 +1,5 @@
 import CFLAC
+import TonearmSystem
 import TonearmAudio
 
 #if canImport(Glibc)
@@ -65,8 +66,9 @@ public final class FLACDecoder {
 
         FLAC__stream_decoder_set_metadata_respond(d, FLAC__METADATA_TYPE_VORBIS_COMMENT)
         FLAC__stream_decoder_set_metadata_respond(d, FLAC__METADATA_TYPE_PICTURE)
-        let status = FLAC__stream_decoder_init_file(
-            d, path, flacWrite, flacMetadata, flacError, Unmanaged.passUnretained(self).toOpaque())
+        let status = FileName.withPath(path) {
+            FLAC__stream_decoder_init_file(d, $0, flacWrite, flacMetadata, flacError, Unmanaged.passUnretained(self).toOpaque())
+        }
         guard status == FLAC__STREAM_DECODER_INIT_STATUS_OK else {
             let why = status == FLAC__STREAM_DECODER_INIT_STATUS_ERROR_OPENING_FILE
                 ? FLACError.Reason.cannotOpen(String(cString: strerror(errno)))
@@ -115,7 +117,7 @@ public final class FLACDecoder {
     /// A quick look at the first bytes, so a non-FLAC file fails at once instead of libFLAC
     /// searching all of it for a frame sync.
     private static func checkMarker(path: String) throws(FLACError) {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        let fd = FileName.withPath(path) { open($0, O_RDONLY | O_CLOEXEC) }
         guard fd >= 0 else { throw FLACError(path: path, reason: .cannotOpen(String(cString: strerror(errno)))) }
         defer { close(fd) }
         var st = stat()

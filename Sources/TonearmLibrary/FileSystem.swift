@@ -1,3 +1,5 @@
+import TonearmSystem
+
 #if canImport(Glibc)
 import Glibc
 #endif
@@ -59,7 +61,7 @@ struct DirectoryEntry {
 enum FileSystem {
     static func status(_ path: String) throws(SystemError) -> FileStatus {
         var st = stat()
-        guard stat(path, &st) == 0 else { throw SystemError() }
+        guard FileName.withPath(path, { stat($0, &st) }) == 0 else { throw SystemError() }
         return FileStatus(st)
     }
 
@@ -71,26 +73,25 @@ enum FileSystem {
 
     /// The canonical absolute path: no `.`, `..` or symbolic links.
     static func realPath(_ path: String) throws(SystemError) -> String {
-        guard let resolved = realpath(path, nil) else { throw SystemError() }
+        guard let resolved = FileName.withPath(path, { realpath($0, nil) }) else { throw SystemError() }
         defer { free(resolved) }
-        guard let text = String(validatingCString: resolved) else { throw SystemError(EILSEQ) }
-        return text
+        return FileName.string(UnsafeBufferPointer(start: UnsafeRawPointer(resolved).assumingMemoryBound(to: UInt8.self),
+                                                   count: strlen(resolved)))
     }
 
     static func currentDirectory() throws(SystemError) -> String {
         guard let cwd = getcwd(nil, 0) else { throw SystemError() }
         defer { free(cwd) }
-        guard let text = String(validatingCString: cwd) else { throw SystemError(EILSEQ) }
-        return text
+        return FileName.string(UnsafeBufferPointer(start: UnsafeRawPointer(cwd).assumingMemoryBound(to: UInt8.self),
+                                                   count: strlen(cwd)))
     }
 
-    /// The names in a directory, except `.` and `..`. Names that are not valid UTF-8 cannot
-    /// be carried in a `String` path; they come back in `unrepresentable`.
-    static func entries(_ path: String) throws(SystemError) -> (entries: [DirectoryEntry], unrepresentable: Int) {
-        guard let dir = opendir(path) else { throw SystemError() }
+    /// The names in a directory, except `.` and `..`; a name that is not UTF-8 as `FileName`
+    /// carries it.
+    static func entries(_ path: String) throws(SystemError) -> [DirectoryEntry] {
+        guard let dir = FileName.withPath(path, { opendir($0) }) else { throw SystemError() }
         defer { closedir(dir) }
         var result: [DirectoryEntry] = []
-        var unrepresentable = 0
         while true {
             errno = 0
             guard let entry = readdir(dir) else {
@@ -98,13 +99,9 @@ enum FileSystem {
                 break
             }
             let name = withUnsafePointer(to: &entry.pointee.d_name) { tuple in
-                tuple.withMemoryRebound(to: CChar.self, capacity: MemoryLayout.size(ofValue: tuple.pointee)) {
-                    String(validatingCString: $0)
+                tuple.withMemoryRebound(to: UInt8.self, capacity: MemoryLayout.size(ofValue: tuple.pointee)) {
+                    FileName.string(UnsafeBufferPointer(start: $0, count: strlen(UnsafeRawPointer($0).assumingMemoryBound(to: CChar.self))))
                 }
-            }
-            guard let name else {
-                unrepresentable += 1
-                continue
             }
             if name == "." || name == ".." { continue }
             let kind: DirectoryEntry.Kind
@@ -117,11 +114,11 @@ enum FileSystem {
             }
             result.append(DirectoryEntry(name: name, kind: kind))
         }
-        return (result, unrepresentable)
+        return result
     }
 
     static func openForReading(_ path: String) throws(SystemError) -> Int32 {
-        let fd = open(path, O_RDONLY | O_CLOEXEC)
+        let fd = FileName.withPath(path) { open($0, O_RDONLY | O_CLOEXEC) }
         guard fd >= 0 else { throw SystemError() }
         return fd
     }
@@ -171,7 +168,7 @@ enum FileSystem {
         var prefix = path.hasPrefix("/") ? "" : "."
         for component in path.split(separator: "/") {
             prefix += "/" + component
-            if mkdir(prefix, mode) != 0 && errno != EEXIST { throw SystemError() }
+            if FileName.withPath(prefix, { mkdir($0, mode) }) != 0 && errno != EEXIST { throw SystemError() }
         }
         guard try status(path).kind == .directory else { throw SystemError(ENOTDIR) }
     }

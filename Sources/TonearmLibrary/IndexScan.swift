@@ -99,7 +99,7 @@ struct IndexScan {
         }
         let entries: [DirectoryEntry]
         do throws(SystemError) {
-            entries = try FileSystem.entries(absolute).entries
+            entries = try FileSystem.entries(absolute)
         } catch {
             try fail(path, size: 0, modifiedNanoseconds: 0, reason: "cannot list the directory: \(error.text)")
             return

@@ -89,7 +89,8 @@ private struct Watches {
                     scan(directory)
                     continue
                 }
-                guard let name = String(validating: nameBytes, as: UTF8.self), !name.hasPrefix(".") else { continue }
+                let name = FileName.string(nameBytes)
+                guard !name.isEmpty, !name.hasPrefix(".") else { continue }
                 let path = directory.isEmpty ? name : directory + "/" + name
                 if mask & UInt32(IN_ISDIR) != 0 && mask & UInt32(IN_CREATE | IN_MOVED_TO) != 0 { addTree(path) }
                 // A file written, a directory made or moved in, anything deleted or moved out:
@@ -106,7 +107,7 @@ private struct Watches {
         let wd = inotify_add_watch(fd, absolute, Self.mask)
         guard wd >= 0 else { return }
         paths[wd] = path
-        guard let entries = try? FileSystem.entries(absolute).entries else { return }
+        guard let entries = try? FileSystem.entries(absolute) else { return }
         for entry in entries where entry.kind == .directory && !entry.name.hasPrefix(".") {
             addTree(path.isEmpty ? entry.name : path + "/" + entry.name)
         }

@@ -187,7 +187,7 @@ public final class MusicIndex: Sendable {
     private func storePlaylists(_ db: Database) throws(SQLiteError) {
         guard let directory = settings.playlistDirectory, let listing = try? FileSystem.entries(directory) else { return }
         var playlists: [(String, Int, String)] = []
-        for entry in listing.entries where entry.name.lowercased().hasSuffix(".m3u") && !entry.name.hasPrefix(".") {
+        for entry in listing where entry.name.lowercased().hasSuffix(".m3u") && !entry.name.hasPrefix(".") {
             let path = directory + "/" + entry.name
             guard let status = try? FileSystem.status(path), status.kind == .regular, status.size < 4 << 20,
                   let fd = try? FileSystem.openForReading(path) else { continue }

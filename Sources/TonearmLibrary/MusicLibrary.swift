@@ -187,7 +187,7 @@ struct LibraryScan {
     private mutating func walk(_ directory: String, identity: FileIdentity, visited: inout Set<FileIdentity>,
                                named: String? = nil) throws(LibraryError) {
         guard visited.insert(identity).inserted else { return }
-        let listing: (entries: [DirectoryEntry], unrepresentable: Int)
+        let listing: [DirectoryEntry]
         do throws(SystemError) {
             listing = try FileSystem.entries(directory)
         } catch {
@@ -195,15 +195,11 @@ struct LibraryScan {
             skipped.append(SkippedFile(path: directory, reason: "cannot read the directory: \(error.text)"))
             return
         }
-        if listing.unrepresentable > 0 {
-            skipped.append(SkippedFile(
-                path: directory, reason: "\(listing.unrepresentable) name(s) that are not valid UTF-8 were passed over"))
-        }
 
         var files: [(name: String, path: String)] = []
         var subdirectories: [(name: String, path: String, identity: FileIdentity)] = []
         var visibleNames: [String] = []
-        for entry in listing.entries where !entry.name.hasPrefix(".") {
+        for entry in listing where !entry.name.hasPrefix(".") {
             visibleNames.append(entry.name)
             let isFLACName = Self.hasFLACExtension(entry.name)
             var path = joinPath(directory, entry.name)
@@ -279,7 +275,7 @@ struct LibraryScan {
         if let directoryNames, directoryNames.0 == directory {
             names = directoryNames.1
         } else {
-            names = ((try? FileSystem.entries(directory))?.entries ?? []).map(\.name).filter { !$0.hasPrefix(".") }
+            names = ((try? FileSystem.entries(directory)) ?? []).map(\.name).filter { !$0.hasPrefix(".") }
         }
         let cover = Artwork.coverFile(directory: directory, names: names, musicDirectory: root)
         covers[directory] = cover

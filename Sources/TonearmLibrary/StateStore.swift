@@ -184,7 +184,7 @@ public final class StateStore {
         lastWritten = nil
         var next = 1
         if let listing = try? FileSystem.entries(directory) {
-            for entry in listing.entries where entry.name.hasPrefix(Self.setAsidePrefix) {
+            for entry in listing where entry.name.hasPrefix(Self.setAsidePrefix) {
                 if let n = Int(entry.name.dropFirst(Self.setAsidePrefix.count)), n >= next { next = n + 1 }
             }
         }

@@ -224,6 +224,15 @@ final class IndexTests: XCTestCase {
         XCTAssertFalse(index.isUnavailable("usb/Album/01.flac"))
     }
 
+    func testANameThatIsNotUTF8IsIndexed() throws {
+        try Tracks.write(music + "/latin.flac", tags: [("TITLE", "Café")])
+        let raw: [CChar] = Array((music + "/caf").utf8CString.dropLast()) + [CChar(bitPattern: 0xE9)] + Array(".flac".utf8CString)
+        XCTAssertEqual(rename(music + "/latin.flac", raw), 0)
+        let (index, _) = try makeIndex()
+        XCTAssertEqual(try scan(index).indexed, 1)
+        XCTAssertEqual(try paths(index.catalog, [TagFilter(.tag(.title), "Café")], .exact), ["caf\u{10FFE9}.flac"])
+    }
+
     func testStoredPlaylistsAreRead() throws {
         try writeTree()
         let playlists = tmp.file("playlists")

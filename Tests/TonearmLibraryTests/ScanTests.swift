@@ -1,5 +1,6 @@
 import Foundation
 import TestSupport
+import TonearmFLAC
 import XCTest
 @testable import TonearmLibrary
 
@@ -130,18 +131,19 @@ final class ScanTests: XCTestCase {
                        [canonical(tmp.file("B/2.flac")), canonical(tmp.file("A/1.flac")), canonical(tmp.file("B/2.flac"))])
     }
 
-    /// A `String` path cannot carry such a name; the scan says so instead of mangling it.
-    func testNamesThatAreNotUTF8AreReported() throws {
+    /// A name that is not UTF-8 (Latin-1 "café") is carried by `FileName` and opens again.
+    func testNamesThatAreNotUTF8AreListedAndOpen() throws {
         let tmp = try TemporaryDirectory()
         try Tracks.write(tmp.file("album/01.flac"))
+        try Tracks.write(tmp.file("album/latin.flac"), tags: [("TITLE", "Café")])
         let raw: [CChar] = Array(tmp.file("album/caf").utf8CString.dropLast()) + [CChar(bitPattern: 0xE9)] + Array(".flac".utf8CString)
-        let fd = open(raw, O_WRONLY | O_CREAT, 0o644)
-        XCTAssertGreaterThanOrEqual(fd, 0)
-        close(fd)
+        XCTAssertEqual(rename(tmp.file("album/latin.flac"), raw), 0)
         let result = try MusicLibrary.tracks(at: [tmp.file("album")], musicDirectory: nil)
-        XCTAssertEqual(names(result.tracks), ["01.flac"])
-        XCTAssertEqual(result.skipped, [SkippedFile(path: canonical(tmp.file("album")),
-                                                    reason: "1 name(s) that are not valid UTF-8 were passed over")])
+        XCTAssertEqual(result.skipped, [])
+        XCTAssertEqual(names(result.tracks), ["01.flac", "caf\u{10FFE9}.flac"])
+        let latin = try XCTUnwrap(result.tracks.last)
+        XCTAssertEqual(latin.title, "Café")
+        XCTAssertEqual(try FLACDecoder(path: latin.path).info.title, "Café")
     }
 
     func testMissingPath() throws {
