@@ -89,6 +89,50 @@ final class SocketRequestTests: XCTestCase {
         XCTAssertEqual(try failure(#"{"command":"sessionOpen","category":"loud"}"#)?.hasPrefix("unknown category 'loud'"), true)
     }
 
+    private func library(_ line: String) throws -> LibraryRequest? {
+        guard case .library(let request)? = try SocketRequest.parse(try request(line)) else { return nil }
+        return request
+    }
+
+    func testLibraryRequests() throws {
+        guard case .update(let path, let wait)? = try library(#"{"command":"update","path":"A/B","wait":true}"#) else {
+            return XCTFail("update")
+        }
+        XCTAssertEqual(path, "A/B")
+        XCTAssertTrue(wait)
+        guard case .list(let tag, let filters, let groups)? = try library(
+            #"{"command":"list","tag":"album","filters":[{"tag":"ALBUMARTIST","value":"X"}],"group":["date"]}"#) else {
+            return XCTFail("list")
+        }
+        XCTAssertEqual(tag, .album)
+        XCTAssertEqual(filters, [TagFilter(.tag(.albumArtist), "X")])
+        XCTAssertEqual(groups, [.date])
+        guard case .songs(let find)? = try library(#"{"command":"find","filters":[{"tag":"any","value":"x"},{"tag":"base","value":"d"}]}"#),
+              case .songs(let search)? = try library(#"{"command":"search","filters":[{"tag":"file","value":"y"}],"offset":5,"limit":10}"#) else {
+            return XCTFail("find/search")
+        }
+        XCTAssertEqual(find, SongQuery([TagFilter(.anyTag, "x"), TagFilter(.base, "d")], matching: .exact, window: 0..<1000))
+        XCTAssertEqual(search, SongQuery([TagFilter(.file, "y")], matching: .substring, window: 5..<15))
+        guard case .add(let add, let position)? = try library(#"{"command":"searchadd","filters":[{"tag":"title","value":"z"}],"position":2}"#) else {
+            return XCTFail("searchadd")
+        }
+        XCTAssertEqual(add.matching, .substring)
+        XCTAssertEqual(position, 2)
+        guard case .count(_, .exact, let group)? = try library(#"{"command":"count","group":"genre"}"#) else { return XCTFail("count") }
+        XCTAssertEqual(group, .genre)
+    }
+
+    func testBadLibraryArgumentsAreNamed() throws {
+        XCTAssertEqual(try failure(#"{"command":"list"}"#), "'tag' is required (a string)")
+        XCTAssertEqual(try failure(#"{"command":"list","tag":"colour"}"#)?.hasPrefix("unknown tag 'colour' (one of Artist, ArtistSort,"), true)
+        XCTAssertEqual(try failure(#"{"command":"find","filters":{"tag":"x"}}"#), "'filters' must be an array of {\"tag\":NAME,\"value\":TEXT}")
+        XCTAssertEqual(try failure(#"{"command":"find","filters":[{"tag":"title"}]}"#), "each filter must be {\"tag\":NAME,\"value\":TEXT}")
+        XCTAssertEqual(try failure(#"{"command":"find","limit":0}"#), "'limit' must be between 1 and 100000")
+        XCTAssertEqual(try failure(#"{"command":"find","offset":-1}"#), "'offset' must be 0 or more")
+        XCTAssertEqual(try failure(#"{"command":"list","tag":"album","group":[1]}"#), "'group' must be an array of tag names")
+        XCTAssertEqual(try failure(#"{"command":"findadd","position":-2}"#), "'position' must be 0 or more")
+    }
+
     func testSessionCommands() throws {
         XCTAssertEqual(try command(#"{"command":"sessionOpen","category":"playback","remoteCommands":true}"#),
                        .session(.open(SessionSetup(category: .playback), remoteCommands: true)))
