@@ -1,3 +1,5 @@
+import TonearmAudio
+
 /// The music library as every client sees it: tags, queries, songs, directories, totals and
 /// the scan's progress. The daemon's index (SQLite, in TonearmLibrary) answers them; a
 /// plug-in reaches it through `ControlPlane.catalog`.
@@ -130,11 +132,11 @@ public struct LibrarySong: Sendable, Equatable {
     public var hasPicture: Bool
     /// False while the medium holding it is not mounted.
     public var isAvailable: Bool
-    public var replayGain: LibraryReplayGain
+    public var replayGain: ReplayGain
 
     public init(path: String, tags: [(tag: Tag, value: String)] = [], duration: Double? = nil, sampleRate: Int = 0,
                 bitsPerSample: Int = 0, channels: Int = 0, size: Int = 0, modified: Int = 0, hasPicture: Bool = false,
-                isAvailable: Bool = true, replayGain: LibraryReplayGain = LibraryReplayGain()) {
+                isAvailable: Bool = true, replayGain: ReplayGain = ReplayGain()) {
         self.path = path
         self.tags = tags
         self.duration = duration
@@ -156,20 +158,6 @@ public struct LibrarySong: Sendable, Equatable {
             && a.duration == b.duration && a.sampleRate == b.sampleRate && a.bitsPerSample == b.bitsPerSample
             && a.channels == b.channels && a.size == b.size && a.modified == b.modified && a.hasPicture == b.hasPicture
             && a.isAvailable == b.isAvailable && a.replayGain == b.replayGain
-    }
-}
-
-public struct LibraryReplayGain: Sendable, Equatable {
-    public var trackGain: Double?
-    public var trackPeak: Double?
-    public var albumGain: Double?
-    public var albumPeak: Double?
-
-    public init(trackGain: Double? = nil, trackPeak: Double? = nil, albumGain: Double? = nil, albumPeak: Double? = nil) {
-        self.trackGain = trackGain
-        self.trackPeak = trackPeak
-        self.albumGain = albumGain
-        self.albumPeak = albumPeak
     }
 }
 
@@ -259,42 +247,23 @@ public struct ScanProgress: Sendable, Equatable {
     public init() {}
 }
 
-/// Why a library request failed; the message names the database or the argument.
-public struct LibraryQueryError: Error, Sendable, Equatable, CustomStringConvertible {
-    public enum Code: Sendable, Equatable {
-        case notFound
-        case badArgument
-        case unavailable
-    }
-
-    public var code: Code
-    public var message: String
-
-    public init(_ code: Code, _ message: String) {
-        self.code = code
-        self.message = message
-    }
-
-    public var description: String { message }
-}
-
 /// Queries over the index. Results come row by row (`each` returns false to stop), so a query
 /// over the whole library never holds it all in memory.
 public protocol LibraryCatalog: Sendable {
     /// Sub-directories, songs and playlists of `directory` ("" for the music directory).
-    func listDirectory(_ directory: String) throws(LibraryQueryError) -> DirectoryListing
+    func listDirectory(_ directory: String) throws(CommandFailure) -> DirectoryListing
     /// Songs matching `query`, in path order; returns how many matched in all.
     @discardableResult
-    func songs(_ query: SongQuery, _ each: (LibrarySong) -> Bool) throws(LibraryQueryError) -> Int
+    func songs(_ query: SongQuery, _ each: (LibrarySong) -> Bool) throws(CommandFailure) -> Int
     /// The distinct values of `tag` among songs matching `filters` (exactly), each with the
     /// values of `groups` it comes with, sorted by the sort tags where there are some.
     /// AlbumArtist falls back to Artist for songs without one. `each` gets group values first,
     /// then the tag's value.
-    func values(of tag: Tag, filters: [TagFilter], groupedBy groups: [Tag], _ each: ([String]) -> Bool) throws(LibraryQueryError)
+    func values(of tag: Tag, filters: [TagFilter], groupedBy groups: [Tag], _ each: ([String]) -> Bool) throws(CommandFailure)
     /// Songs and play time matching `filters`, in all or per value of `group`.
-    func count(_ filters: [TagFilter], matching: Matching, groupedBy group: Tag?) throws(LibraryQueryError) -> [SongCount]
-    func totals() throws(LibraryQueryError) -> LibraryTotals
-    func storedPlaylists() throws(LibraryQueryError) -> [StoredPlaylist]
+    func count(_ filters: [TagFilter], matching: Matching, groupedBy group: Tag?) throws(CommandFailure) -> [SongCount]
+    func totals() throws(CommandFailure) -> LibraryTotals
+    func storedPlaylists() throws(CommandFailure) -> [StoredPlaylist]
     /// The files the scans could not read, with why, in path order.
-    func failures(_ each: (_ path: String, _ reason: String) -> Bool) throws(LibraryQueryError)
+    func failures(_ each: (_ path: String, _ reason: String) -> Bool) throws(CommandFailure)
 }

@@ -130,7 +130,7 @@ extension ControlSocketPlugIn {
                        message: "there is no library: no music directory is configured ([daemon] music_dir, --music-dir)")
             return
         }
-        do throws(LibraryQueryError) {
+        do throws(CommandFailure) {
             switch request {
             case .update:
                 return
@@ -183,12 +183,7 @@ extension ControlSocketPlugIn {
                 }
             }
         } catch {
-            let code: CommandFailure.Code = switch error.code {
-            case .notFound: .notFound
-            case .badArgument: .badArgument
-            case .unavailable: .unavailable
-            }
-            reply.fail(code: code.rawValue, message: error.message)
+            reply.fail(code: error.code.rawValue, message: error.message)
         }
     }
 }

@@ -94,20 +94,6 @@ public struct TrackInfo: Sendable {
     }
 }
 
-public struct ReplayGain: Sendable, Equatable {
-    public var trackGain: Double?
-    public var trackPeak: Double?
-    public var albumGain: Double?
-    public var albumPeak: Double?
-
-    public init(trackGain: Double? = nil, trackPeak: Double? = nil, albumGain: Double? = nil, albumPeak: Double? = nil) {
-        self.trackGain = trackGain
-        self.trackPeak = trackPeak
-        self.albumGain = albumGain
-        self.albumPeak = albumPeak
-    }
-}
-
 extension String {
     var trimmingSpaces: String {
         guard let first = firstIndex(where: { $0 != " " }), let last = lastIndex(where: { $0 != " " }) else { return "" }

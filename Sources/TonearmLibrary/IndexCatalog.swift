@@ -1,4 +1,5 @@
 import Synchronization
+import TonearmAudio
 import TonearmControlPlane
 import TonearmSQLite
 
@@ -15,7 +16,7 @@ final class IndexCatalog: LibraryCatalog, @unchecked Sendable {
 
     // MARK: LibraryCatalog
 
-    func listDirectory(_ directory: String) throws(LibraryQueryError) -> DirectoryListing {
+    func listDirectory(_ directory: String) throws(CommandFailure) -> DirectoryListing {
         let directory = Self.trimmed(directory)
         let found = try query { db throws(SQLiteError) -> DirectoryListing? in
             guard let id = try db.integer("SELECT id FROM directories WHERE path = ? AND available = 1", .text(directory)) else {
@@ -34,12 +35,12 @@ final class IndexCatalog: LibraryCatalog, @unchecked Sendable {
                 }
             return listing
         }
-        guard let found else { throw LibraryQueryError(.notFound, "no directory '\(directory)' in the library") }
+        guard let found else { throw CommandFailure(.notFound, "no directory '\(directory)' in the library") }
         return found
     }
 
     @discardableResult
-    func songs(_ query: SongQuery, _ each: (LibrarySong) -> Bool) throws(LibraryQueryError) -> Int {
+    func songs(_ query: SongQuery, _ each: (LibrarySong) -> Bool) throws(CommandFailure) -> Int {
         let (condition, values) = try Self.condition(query.filters, query.matching)
         return try self.query { db throws(SQLiteError) -> Int in
             let total = try db.integer("SELECT count(*) FROM tracks t WHERE \(condition)", values) ?? 0
@@ -50,7 +51,7 @@ final class IndexCatalog: LibraryCatalog, @unchecked Sendable {
         }
     }
 
-    func values(of tag: Tag, filters: [TagFilter], groupedBy groups: [Tag], _ each: ([String]) -> Bool) throws(LibraryQueryError) {
+    func values(of tag: Tag, filters: [TagFilter], groupedBy groups: [Tag], _ each: ([String]) -> Bool) throws(CommandFailure) {
         let (condition, values) = try Self.condition(filters, .exact)
         var select: [String] = []
         var joins: [String] = []
@@ -78,7 +79,7 @@ final class IndexCatalog: LibraryCatalog, @unchecked Sendable {
         }
     }
 
-    func count(_ filters: [TagFilter], matching: Matching, groupedBy group: Tag?) throws(LibraryQueryError) -> [SongCount] {
+    func count(_ filters: [TagFilter], matching: Matching, groupedBy group: Tag?) throws(CommandFailure) -> [SongCount] {
         let (condition, values) = try Self.condition(filters, matching)
         return try query { db throws(SQLiteError) -> [SongCount] in
             var counts: [SongCount] = []
@@ -100,7 +101,7 @@ final class IndexCatalog: LibraryCatalog, @unchecked Sendable {
         }
     }
 
-    func totals() throws(LibraryQueryError) -> LibraryTotals {
+    func totals() throws(CommandFailure) -> LibraryTotals {
         try query { db throws(SQLiteError) -> LibraryTotals in
             func distinct(_ tag: Tag) throws(SQLiteError) -> Int {
                 try db.integer("""
@@ -119,7 +120,7 @@ final class IndexCatalog: LibraryCatalog, @unchecked Sendable {
         }
     }
 
-    func storedPlaylists() throws(LibraryQueryError) -> [StoredPlaylist] {
+    func storedPlaylists() throws(CommandFailure) -> [StoredPlaylist] {
         try query { db throws(SQLiteError) -> [StoredPlaylist] in
             var playlists: [StoredPlaylist] = []
             try db.prepare("SELECT name, modified, entries FROM playlists ORDER BY name").rows([]) { row in
@@ -131,7 +132,7 @@ final class IndexCatalog: LibraryCatalog, @unchecked Sendable {
         }
     }
 
-    func failures(_ each: (String, String) -> Bool) throws(LibraryQueryError) {
+    func failures(_ each: (String, String) -> Bool) throws(CommandFailure) {
         try query { db throws(SQLiteError) in
             try db.prepare("SELECT path, reason FROM failures ORDER BY path").rows([]) { row in
                 each(row.text(0) ?? "", row.text(1) ?? "")
@@ -150,11 +151,11 @@ final class IndexCatalog: LibraryCatalog, @unchecked Sendable {
     // MARK: SQL
 
     /// Runs `body` on the connection; an SQLite failure becomes `unavailable`, naming the database.
-    private func query<T>(_ body: (Database) throws(SQLiteError) -> T) throws(LibraryQueryError) -> T {
+    private func query<T>(_ body: (Database) throws(SQLiteError) -> T) throws(CommandFailure) -> T {
         do {
             return try db.withLock { db throws(SQLiteError) -> T in try body(db) }
         } catch {
-            throw LibraryQueryError(.unavailable, "library database \(error)")
+            throw CommandFailure(.unavailable, "library database \(error)")
         }
     }
 
@@ -177,12 +178,12 @@ final class IndexCatalog: LibraryCatalog, @unchecked Sendable {
             path: row.text(0) ?? "", tags: tags, duration: row.optionalReal(1), sampleRate: row.integer(2),
             bitsPerSample: row.integer(3), channels: row.integer(4), size: row.integer(5), modified: row.integer(6),
             hasPicture: row.integer(7) != 0, isAvailable: row.integer(8) != 0,
-            replayGain: LibraryReplayGain(trackGain: row.optionalReal(9), trackPeak: row.optionalReal(10),
+            replayGain: ReplayGain(trackGain: row.optionalReal(9), trackPeak: row.optionalReal(10),
                                           albumGain: row.optionalReal(11), albumPeak: row.optionalReal(12)))
     }
 
     /// The WHERE clause over `tracks t` for `filters`, with its values.
-    static func condition(_ filters: [TagFilter], _ matching: Matching) throws(LibraryQueryError) -> (String, [SQLValue]) {
+    static func condition(_ filters: [TagFilter], _ matching: Matching) throws(CommandFailure) -> (String, [SQLValue]) {
         var clauses = ["t.available = 1"]
         var values: [SQLValue] = []
         for filter in filters {

@@ -1,3 +1,4 @@
+import TonearmAudio
 import TonearmControlPlane
 import TonearmFLAC
 
@@ -13,7 +14,7 @@ struct IndexedTrack {
     var duration: Double?
     var trackTotal: Int?
     var discTotal: Int?
-    var replayGain: LibraryReplayGain
+    var replayGain: ReplayGain
     var hasPicture: Bool
     /// In `Tag` order, each tag's values in file order.
     var tags: [(tag: Tag, value: String)]
@@ -29,9 +30,7 @@ struct IndexedTrack {
         duration = info.duration
         trackTotal = info.trackTotal
         discTotal = info.discTotal
-        let gain = info.replayGain
-        replayGain = LibraryReplayGain(trackGain: gain.trackGain, trackPeak: gain.trackPeak,
-                                       albumGain: gain.albumGain, albumPeak: gain.albumPeak)
+        replayGain = info.replayGain
         hasPicture = !info.pictures.isEmpty
         tags = Self.tags(from: info.comments)
     }

@@ -107,7 +107,7 @@ final class IndexTests: XCTestCase {
         XCTAssertEqual(root.directories.map(\.path), ["Aretha", "Beatles", "Mix"])
         XCTAssertEqual(try catalog.listDirectory("/Mix/").songs.map(\.path), ["Mix/01.flac"])
         XCTAssertThrowsError(try catalog.listDirectory("Nope")) { error in
-            XCTAssertEqual((error as? LibraryQueryError)?.code, .notFound)
+            XCTAssertEqual((error as? CommandFailure)?.code, .notFound)
         }
     }
 
