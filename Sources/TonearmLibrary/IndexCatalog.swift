@@ -140,14 +140,6 @@ final class IndexCatalog: LibraryCatalog, @unchecked Sendable {
         }
     }
 
-    /// Whether the song at `path` (relative) is indexed and on a medium that is mounted; nil
-    /// when the index does not have it.
-    func isAvailable(_ path: String) -> Bool? {
-        try? query { db throws(SQLiteError) -> Bool? in
-            try db.integer("SELECT available FROM tracks WHERE path = ?", .text(path)).map { $0 != 0 }
-        }
-    }
-
     // MARK: SQL
 
     /// Runs `body` on the connection; an SQLite failure becomes `unavailable`, naming the database.

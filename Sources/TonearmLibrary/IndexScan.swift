@@ -178,8 +178,8 @@ struct IndexScan {
         try begin()
         try statements.setSubtreeAvailable(path, false)
         unmounted.append(path)
-        // Nothing under it is pruned.
-        let prefix = path + "/"
+        // Nothing under it is pruned ("": the music directory itself, everything).
+        let prefix = path.isEmpty ? "" : path + "/"
         knownFailures = knownFailures.filter { !$0.key.hasPrefix(prefix) }
         knownDirectories = knownDirectories.filter { !$0.key.hasPrefix(prefix) }
         try counted()
@@ -195,7 +195,7 @@ struct IndexScan {
 
     private mutating func prune() throws(SQLiteError) {
         let (exact, prefix) = (target, target.isEmpty ? "" : target + "/")
-        let kept = unmounted.map { $0 + "/" }
+        let kept = unmounted.map { $0.isEmpty ? "" : $0 + "/" }
         var gone: [Int] = []
         try statements.allTracks.rows([]) { row in
             let id = row.integer(0)

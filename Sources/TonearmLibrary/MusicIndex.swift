@@ -119,9 +119,6 @@ public final class MusicIndex: Sendable {
     /// Directories whose medium is not mounted ("" for the music directory itself).
     public var unavailable: [String] { state.withLock { $0.unavailable } }
 
-    /// Whether the song at `path` (relative) is indexed on a medium that is not mounted.
-    public func isUnavailable(_ path: String) -> Bool { reader.isAvailable(path) == false }
-
     // MARK: The scanner's thread
 
     private func scanLoop(_ db: Database, isStopping: @escaping @Sendable () -> Bool) {
