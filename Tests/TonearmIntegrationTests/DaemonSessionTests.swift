@@ -344,7 +344,12 @@ final class DaemonSessionTests: XCTestCase {
         let window = Self.rate / 20
         let podcastBefore = level(right, (promptRange.lowerBound - 10 * window)..<(promptRange.lowerBound - window), 660)
         XCTAssertEqual(podcastBefore, 0.2, accuracy: 0.01, "the podcast played before the prompt")
-        let podcastDuring = level(right, (promptRange.lowerBound + 2 * window)..<promptRange.upperBound, 660)
+        // Whole cycles of both tones (2400 frames hold 50 of the prompt's and 33 of the podcast's),
+        // inside the prompt: otherwise the prompt itself leaks into the podcast's frequency by up
+        // to 0.3 / (π · 340 Hz · the window's seconds), about 0.0003, with where the window ends.
+        let during = promptRange.lowerBound + 2 * window
+        let wholeCycles = (promptRange.upperBound - window - during) / 2400 * 2400
+        let podcastDuring = level(right, during..<(during + wholeCycles), 660)
         XCTAssertLessThan(podcastDuring, 0.0002, "the podcast is silent during the prompt")
         // (From 50 ms after the prompt: its last cycle, cut off, splashes into every frequency.)
         let podcastAfter = level(right, (promptRange.upperBound + window)..<(left.count - window), 660)
