@@ -33,6 +33,14 @@ device = "hw:CARD=Dummy,DEV=0"
 
 
 class DummySoakTests(support.KernelTestCase):
+    @staticmethod
+    def compare(daemon):
+        """The daemon's status, the seconds the driver has consumed, and how far elapsed is ahead."""
+        status = daemon.status()
+        kernel = support.pcm_status("Dummy")
+        played = int(kernel["hw_ptr"]) / status["device"]["rate"]
+        return status, played, status["elapsed"] - played
+
     def test_ten_minutes_paced_without_underrun(self):
         daemon = self.playing(PROFILE, [fixtures.path("soak")])
         support.wait_until(lambda: support.pcm_status("Dummy").get("state") == "RUNNING", 10,
@@ -42,11 +50,14 @@ class DummySoakTests(support.KernelTestCase):
         worst = 0.0
         for check in range(1, checks + 1):
             time.sleep(max(0.0, started + check * SECONDS / checks - time.monotonic()))
-            status = daemon.status()
-            kernel = support.pcm_status("Dummy")
+            status, played, error = self.compare(daemon)
+            if abs(error) >= 0.05:
+                # The emulated card's position moves in its timer's callbacks; a guest whose
+                # timers ran late on a busy host shows a stale hw_ptr for a moment. A drift of the
+                # player's clock stays on a second reading, half a second later.
+                time.sleep(0.5)
+                status, played, error = self.compare(daemon)
             device = status["device"]
-            played = int(kernel["hw_ptr"]) / device["rate"]
-            error = status["elapsed"] - played
             worst = max(worst, abs(error))
             self.assertEqual(status["state"], "playing")
             self.assertEqual(device["underruns"], 0, f"underruns after {played:.0f} s")
