@@ -92,9 +92,6 @@ public final class Database: @unchecked Sendable {
         }
     }
 
-    /// Rows changed by the last statement.
-    public var changes: Int { Int(sqlite3_changes(handle)) }
-
     public var lastInsertRowID: Int { Int(sqlite3_last_insert_rowid(handle)) }
 
     /// The integer the query's first row starts with (a count, a pragma), nil without a row.
@@ -176,8 +173,6 @@ public final class Statement {
     public func isNull(_ column: Int32) -> Bool { sqlite3_column_type(handle, column) == SQLITE_NULL }
 
     public func integer(_ column: Int32) -> Int { Int(sqlite3_column_int64(handle, column)) }
-
-    public func optionalInteger(_ column: Int32) -> Int? { isNull(column) ? nil : integer(column) }
 
     public func real(_ column: Int32) -> Double { sqlite3_column_double(handle, column) }
 

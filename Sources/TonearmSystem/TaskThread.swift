@@ -98,13 +98,6 @@ final class TaskThreadExecutor: MainExecutor, TaskExecutor, SchedulingExecutor, 
         while turn() {}
     }
 
-    /// Runs jobs until `condition` holds or none is left to wait for.
-    func runUntil(_ condition: () -> Bool) {
-        while !condition() && jobs.withLock({ !$0.ready.isEmpty || !$0.timed.isEmpty }) {
-            guard turn() else { return }
-        }
-    }
-
     /// Runs what is due, or sleeps until something may be; false once stopped.
     private func turn() -> Bool {
         let (due, wait, stopped) = jobs.withLock { jobs -> ([UnownedJob], Double?, Bool) in
