@@ -21,6 +21,13 @@ public final class FLACDecoder {
     private let decoder: UnsafeMutablePointer<FLAC__StreamDecoder>
     private var keepPictureData: Bool
 
+    // The file, read through libFLAC's stream callbacks: where it is and whether its end was
+    // met are kept here, so libFLAC's questions cost no system call.
+    fileprivate let fd: Int32
+    fileprivate var fileOffset: UInt64 = 0
+    fileprivate var atEnd = false
+    fileprivate var length: UInt64?
+
     // Filled by the callbacks.
     private var streamInfo: (format: StreamFormat, total: Int?, minBlock: Int, maxBlock: Int)?
     private var comments: [(name: String, value: String)] = []
@@ -42,19 +49,40 @@ public final class FLACDecoder {
     /// What `path` says about itself, from its metadata alone (no audio is decoded: the format
     /// is STREAMINFO's): for indexing a library, where a file is read once and not played.
     public static func metadata(path: String) throws(FLACError) -> TrackInfo {
-        try FLACDecoder(path: path, keepPictureData: false, metadataOnly: true).info
+        try FLACDecoder(file: try open(path), path: path, keepPictureData: false, metadataOnly: true).info
+    }
+
+    /// The same for a file already open: `fd` is read from its start and closed, whatever
+    /// happens; `path` names it in errors. A library scan opens each file relative to its
+    /// directory, so the kernel does not walk the whole path again.
+    public static func metadata(fd: Int32, path: String) throws(FLACError) -> TrackInfo {
+        try FLACDecoder(file: fd, path: path, keepPictureData: false, metadataOnly: true).info
     }
 
     /// Opens `path`. `keepPictureData` keeps the image bytes of PICTURE blocks.
     public convenience init(path: String, keepPictureData: Bool = false) throws(FLACError) {
-        try self.init(path: path, keepPictureData: keepPictureData, metadataOnly: false)
+        try self.init(file: try Self.open(path), path: path, keepPictureData: keepPictureData, metadataOnly: false)
     }
 
-    private init(path: String, keepPictureData: Bool, metadataOnly: Bool) throws(FLACError) {
+    private static func open(_ path: String) throws(FLACError) -> Int32 {
+        let fd = FileName.withPath(path) { Glibc.open($0, O_RDONLY | O_CLOEXEC) }
+        guard fd >= 0 else { throw FLACError(path: path, reason: .cannotOpen(String(cString: strerror(errno)))) }
+        return fd
+    }
+
+    /// Decodes from `fd`, which it owns from here on: closed by `deinit`, or before a throw.
+    private init(file fd: Int32, path: String, keepPictureData: Bool, metadataOnly: Bool) throws(FLACError) {
         self.path = path
         self.keepPictureData = keepPictureData
-        try Self.checkMarker(path: path)
+        self.fd = fd
+        do throws(FLACError) {
+            try Self.checkMarker(fd, path: path)
+        } catch {
+            close(fd)
+            throw error
+        }
         guard let d = FLAC__stream_decoder_new() else {
+            close(fd)
             throw FLACError(path: path, reason: .decoder("cannot allocate a decoder"))
         }
         decoder = d
@@ -66,15 +94,12 @@ public final class FLACDecoder {
 
         FLAC__stream_decoder_set_metadata_respond(d, FLAC__METADATA_TYPE_VORBIS_COMMENT)
         FLAC__stream_decoder_set_metadata_respond(d, FLAC__METADATA_TYPE_PICTURE)
-        let status = FileName.withPath(path) {
-            FLAC__stream_decoder_init_file(d, $0, flacWrite, flacMetadata, flacError, Unmanaged.passUnretained(self).toOpaque())
-        }
+        let status = FLAC__stream_decoder_init_stream(d, flacRead, flacSeek, flacTell, flacLength, flacEOF,
+                                                      flacWrite, flacMetadata, flacError,
+                                                      Unmanaged.passUnretained(self).toOpaque())
         guard status == FLAC__STREAM_DECODER_INIT_STATUS_OK else {
-            let why = status == FLAC__STREAM_DECODER_INIT_STATUS_ERROR_OPENING_FILE
-                ? FLACError.Reason.cannotOpen(String(cString: strerror(errno)))
-                : .decoder("initialisation failed (status \(status.rawValue))")
-            // Fully initialised by now: deinit releases the decoder and the buffer.
-            throw FLACError(path: path, reason: why)
+            // Fully initialised by now: deinit releases the decoder, the buffer and the file.
+            throw FLACError(path: path, reason: .decoder("initialisation failed (status \(status.rawValue))"))
         }
         try openStream(metadataOnly: metadataOnly)
     }
@@ -83,6 +108,7 @@ public final class FLACDecoder {
         FLAC__stream_decoder_finish(decoder)
         FLAC__stream_decoder_delete(decoder)
         buffer.deallocate()
+        close(fd)
     }
 
     /// Reads metadata and the first frame (or only the metadata).
@@ -116,17 +142,12 @@ public final class FLACDecoder {
 
     /// A quick look at the first bytes, so a non-FLAC file fails at once instead of libFLAC
     /// searching all of it for a frame sync.
-    private static func checkMarker(path: String) throws(FLACError) {
-        let fd = FileName.withPath(path) { open($0, O_RDONLY | O_CLOEXEC) }
-        guard fd >= 0 else { throw FLACError(path: path, reason: .cannotOpen(String(cString: strerror(errno)))) }
-        defer { close(fd) }
-        var st = stat()
-        if fstat(fd, &st) == 0 && (st.st_mode & S_IFMT) == S_IFDIR {
-            throw FLACError(path: path, reason: .cannotOpen("is a directory"))
-        }
+    private static func checkMarker(_ fd: Int32, path: String) throws(FLACError) {
         var header = [UInt8](repeating: 0, count: 10)
-        var n = read(fd, &header, 10)
+        // pread: the file's offset stays at its start for libFLAC.
+        var n = pread(fd, &header, 10, 0)
         guard n > 0 else {
+            if n < 0 && errno == EISDIR { throw FLACError(path: path, reason: .cannotOpen("is a directory")) }
             if n < 0 { throw FLACError(path: path, reason: .cannotOpen(String(cString: strerror(errno)))) }
             throw FLACError(path: path, reason: .empty)
         }
@@ -135,10 +156,7 @@ public final class FLACDecoder {
         if n == 10, header[0] == 0x49, header[1] == 0x44, header[2] == 0x33 {
             let size = header[6...9].reduce(0) { ($0 << 7) | Int($1 & 0x7F) }
             offset = 10 + size
-            guard lseek(fd, off_t(offset), SEEK_SET) == off_t(offset) else {
-                throw FLACError(path: path, reason: .notFLAC)
-            }
-            n = read(fd, &header, 4)
+            n = pread(fd, &header, 4, off_t(offset))
         }
         guard n >= 4, header[0] == 0x66, header[1] == 0x4C, header[2] == 0x61, header[3] == 0x43 else {
             throw FLACError(path: path, reason: .notFLAC)
@@ -311,6 +329,53 @@ public final class FLACDecoder {
 
 private func decoderObject(_ clientData: UnsafeMutableRawPointer?) -> FLACDecoder {
     Unmanaged<FLACDecoder>.fromOpaque(clientData!).takeUnretainedValue()
+}
+
+// The file's side of libFLAC's stream: read, seek, tell, length and end of file on `fd`.
+
+private let flacRead: FLAC__StreamDecoderReadCallback = { _, buffer, bytes, clientData in
+    let decoder = decoderObject(clientData)
+    var n: Int
+    repeat { n = read(decoder.fd, buffer, bytes!.pointee) } while n < 0 && errno == EINTR
+    guard n >= 0 else {
+        bytes!.pointee = 0
+        return FLAC__STREAM_DECODER_READ_STATUS_ABORT
+    }
+    bytes!.pointee = n
+    decoder.fileOffset += UInt64(n)
+    if n == 0 {
+        decoder.atEnd = true
+        return FLAC__STREAM_DECODER_READ_STATUS_END_OF_STREAM
+    }
+    return FLAC__STREAM_DECODER_READ_STATUS_CONTINUE
+}
+
+private let flacSeek: FLAC__StreamDecoderSeekCallback = { _, offset, clientData in
+    let decoder = decoderObject(clientData)
+    guard lseek(decoder.fd, off_t(offset), SEEK_SET) >= 0 else { return FLAC__STREAM_DECODER_SEEK_STATUS_ERROR }
+    decoder.fileOffset = offset
+    decoder.atEnd = false
+    return FLAC__STREAM_DECODER_SEEK_STATUS_OK
+}
+
+private let flacTell: FLAC__StreamDecoderTellCallback = { _, offset, clientData in
+    offset!.pointee = decoderObject(clientData).fileOffset
+    return FLAC__STREAM_DECODER_TELL_STATUS_OK
+}
+
+private let flacLength: FLAC__StreamDecoderLengthCallback = { _, length, clientData in
+    let decoder = decoderObject(clientData)
+    if decoder.length == nil {
+        var st = stat()
+        guard fstat(decoder.fd, &st) == 0 else { return FLAC__STREAM_DECODER_LENGTH_STATUS_ERROR }
+        decoder.length = UInt64(st.st_size)
+    }
+    length!.pointee = decoder.length!
+    return FLAC__STREAM_DECODER_LENGTH_STATUS_OK
+}
+
+private let flacEOF: FLAC__StreamDecoderEofCallback = { _, clientData in
+    decoderObject(clientData).atEnd ? 1 : 0
 }
 
 private let flacWrite: FLAC__StreamDecoderWriteCallback = { _, frame, buffer, clientData in
