@@ -24,6 +24,9 @@ public struct SQLiteError: Error, CustomStringConvertible, Sendable, Equatable {
         let primary = code & 0xFF
         return primary == SQLITE_CORRUPT || primary == SQLITE_NOTADB
     }
+
+    /// A UNIQUE, NOT NULL or other constraint refused the change.
+    public var isConstraint: Bool { code & 0xFF == SQLITE_CONSTRAINT }
 }
 
 /// A value bound to a statement's parameter.
@@ -46,6 +49,7 @@ public final class Database: @unchecked Sendable {
     /// a statement waits for another connection's write lock before it fails with "busy".
     public init(path: String, readOnly: Bool = false, busyMilliseconds: Int32 = 5000) throws(SQLiteError) {
         self.path = path
+        _ = Database.configured
         var db: OpaquePointer?
         let flags = (readOnly ? SQLITE_OPEN_READONLY : SQLITE_OPEN_READWRITE | SQLITE_OPEN_CREATE) | SQLITE_OPEN_NOMUTEX
         let status = sqlite3_open_v2(path, &db, flags, nil)
@@ -60,6 +64,9 @@ public final class Database: @unchecked Sendable {
     }
 
     deinit { sqlite3_close_v2(handle) }
+
+    /// SQLite's process-wide settings, made before the first connection opens.
+    private static let configured: Int32 = csqlite_configure()
 
     /// Runs one or more statements that return no rows (schema, pragmas, BEGIN/COMMIT).
     public func execute(_ sql: String) throws(SQLiteError) {
