@@ -58,6 +58,74 @@ struct DirectoryEntry {
     var kind: Kind
 }
 
+/// An open directory: its names, and the files in it looked at and opened by name, so the
+/// kernel resolves one name instead of the whole path from the root each time.
+final class OpenDirectory {
+    private let stream: OpaquePointer
+    private var fd: Int32 { dirfd(stream) }
+
+    init(_ path: String) throws(SystemError) {
+        guard let stream = FileName.withPath(path, { opendir($0) }) else { throw SystemError() }
+        self.stream = stream
+    }
+
+    /// The sub-directory `name`, following a symbolic link.
+    init(_ name: String, in parent: OpenDirectory) throws(SystemError) {
+        let fd = FileName.withPath(name) { openat(parent.fd, $0, O_RDONLY | O_DIRECTORY | O_CLOEXEC) }
+        guard fd >= 0 else { throw SystemError() }
+        guard let stream = fdopendir(fd) else {
+            let error = SystemError()
+            close(fd)
+            throw error
+        }
+        self.stream = stream
+    }
+
+    deinit { closedir(stream) }
+
+    /// The names in it, except `.` and `..`; a name that is not UTF-8 as `FileName` carries it.
+    func entries() throws(SystemError) -> [DirectoryEntry] {
+        var result: [DirectoryEntry] = []
+        while true {
+            errno = 0
+            guard let entry = readdir(stream) else {
+                if errno != 0 { throw SystemError() }
+                break
+            }
+            let name = withUnsafePointer(to: &entry.pointee.d_name) { tuple in
+                tuple.withMemoryRebound(to: UInt8.self, capacity: MemoryLayout.size(ofValue: tuple.pointee)) {
+                    FileName.string(UnsafeBufferPointer(start: $0, count: strlen(UnsafeRawPointer($0).assumingMemoryBound(to: CChar.self))))
+                }
+            }
+            if name == "." || name == ".." { continue }
+            let kind: DirectoryEntry.Kind
+            switch Int32(entry.pointee.d_type) {
+            case Int32(DT_REG): kind = .regular
+            case Int32(DT_DIR): kind = .directory
+            case Int32(DT_LNK): kind = .symbolicLink
+            case Int32(DT_UNKNOWN): kind = .unknown
+            default: kind = .other
+            }
+            result.append(DirectoryEntry(name: name, kind: kind))
+        }
+        return result
+    }
+
+    /// What `stat` says about `name` in it, following symbolic links.
+    func status(_ name: String) throws(SystemError) -> FileStatus {
+        var st = stat()
+        guard FileName.withPath(name, { fstatat(fd, $0, &st, 0) }) == 0 else { throw SystemError() }
+        return FileStatus(st)
+    }
+
+    /// `name` in it, opened for reading.
+    func openFile(_ name: String) throws(SystemError) -> Int32 {
+        let file = FileName.withPath(name) { openat(fd, $0, O_RDONLY | O_CLOEXEC) }
+        guard file >= 0 else { throw SystemError() }
+        return file
+    }
+}
+
 enum FileSystem {
     static func status(_ path: String) throws(SystemError) -> FileStatus {
         var st = stat()
@@ -86,35 +154,9 @@ enum FileSystem {
                                                    count: strlen(cwd)))
     }
 
-    /// The names in a directory, except `.` and `..`; a name that is not UTF-8 as `FileName`
-    /// carries it.
+    /// The names in a directory, except `.` and `..`.
     static func entries(_ path: String) throws(SystemError) -> [DirectoryEntry] {
-        guard let dir = FileName.withPath(path, { opendir($0) }) else { throw SystemError() }
-        defer { closedir(dir) }
-        var result: [DirectoryEntry] = []
-        while true {
-            errno = 0
-            guard let entry = readdir(dir) else {
-                if errno != 0 { throw SystemError() }
-                break
-            }
-            let name = withUnsafePointer(to: &entry.pointee.d_name) { tuple in
-                tuple.withMemoryRebound(to: UInt8.self, capacity: MemoryLayout.size(ofValue: tuple.pointee)) {
-                    FileName.string(UnsafeBufferPointer(start: $0, count: strlen(UnsafeRawPointer($0).assumingMemoryBound(to: CChar.self))))
-                }
-            }
-            if name == "." || name == ".." { continue }
-            let kind: DirectoryEntry.Kind
-            switch Int32(entry.pointee.d_type) {
-            case Int32(DT_REG): kind = .regular
-            case Int32(DT_DIR): kind = .directory
-            case Int32(DT_LNK): kind = .symbolicLink
-            case Int32(DT_UNKNOWN): kind = .unknown
-            default: kind = .other
-            }
-            result.append(DirectoryEntry(name: name, kind: kind))
-        }
-        return result
+        try OpenDirectory(path).entries()
     }
 
     static func openForReading(_ path: String) throws(SystemError) -> Int32 {

@@ -1,6 +1,7 @@
 import TonearmControlPlane
 import TonearmFLAC
 import TonearmSQLite
+import TonearmSystem
 
 #if canImport(Glibc)
 import Glibc
@@ -12,8 +13,12 @@ import Glibc
 /// again; one that fails to read is remembered with its reason and read again once it changes;
 /// what is no longer there is pruned. A directory that was a mount point and no longer is (a
 /// stick pulled out: /proc/self/mountinfo says so) is not pruned: its songs are marked
-/// unavailable, and available again when a scan finds the mount back. Changes are committed in batches, so a scan killed half-way
-/// leaves a database that opens and a rescan that finishes the job.
+/// unavailable, and available again when a scan finds the mount back. Changes are committed in
+/// batches, so a scan killed half-way leaves a database that opens and a rescan that finishes
+/// the job.
+///
+/// A directory is walked and its files read by a `ScanWalk` on a second thread
+/// ("tonearm-scan-rd", idle priority too) while this one writes what it found.
 struct IndexScan {
     /// The canonical music directory.
     let root: String
@@ -21,27 +26,23 @@ struct IndexScan {
     let target: String
     let db: Database
     let statements: IndexStatements
-    let stopping: () -> Bool
+    let stopping: @Sendable () -> Bool
     /// Called after each batch with the figures so far.
     let progress: (ScanProgress) -> Void
     var figures: ScanProgress
     private var pending = 0
     private var inTransaction = false
-    private var visited = Set<FileIdentity>()
     /// The tracks found again or stored by this scan: the others under `target` are pruned.
     private var seenTracks = Set<Int>()
-    /// What the index had under `target`, taken off as the walk finds it again.
-    private var knownFailures: [String: (size: Int, modifiedNanoseconds: Int)] = [:]
-    private var knownDirectories: [String: (id: Int, wasMount: Bool, available: Bool)] = [:]
-    /// The mount points, as the scan began.
-    private let mountPoints = IndexScan.mountPoints()
+    /// The ids of the directories this scan found, by path.
+    private var directoryIDs: [String: Int] = [:]
     /// Directories found unmounted: what is under them stays, unavailable.
     private var unmounted: [String] = []
 
     static let batchSize = 1024
 
     init(root: String, target: String, db: Database, statements: IndexStatements, figures: ScanProgress,
-         stopping: @escaping () -> Bool, progress: @escaping (ScanProgress) -> Void) {
+         stopping: @escaping @Sendable () -> Bool, progress: @escaping (ScanProgress) -> Void) {
         self.root = root
         self.target = target
         self.db = db
@@ -53,115 +54,111 @@ struct IndexScan {
 
     /// Runs the scan; returns the directories found unmounted.
     mutating func run() throws(SQLiteError) -> [String] {
-        try loadKnown()
+        var (knownFailures, knownDirectories) = try loadKnown()
+        // Into an empty library: the value index is made once, at the end.
+        let bulk = try db.integer("SELECT EXISTS(SELECT 1 FROM tracks)") == 0
+        try db.execute(bulk ? "DROP INDEX IF EXISTS tags_value" : IndexDatabase.valueIndex)
         let absolute = target.isEmpty ? root : root + "/" + target
         if let status = try? FileSystem.status(absolute) {
             switch status.kind {
             case .directory:
-                try walk(target, absolute: absolute, status: status, parentID: try parentID(of: target))
+                let left = try walk(absolute: absolute, status: status, knownFailures: knownFailures,
+                                    knownDirectories: knownDirectories)
+                (knownFailures, knownDirectories) = (left.failures, left.directories)
             case .regular:
-                if LibraryScan.hasFLACExtension(target) {
-                    try file(target, absolute: absolute, status: status, directoryID: try directoryID(parentOf: target))
+                let slash = absolute.lastIndex(of: "/")!
+                if LibraryScan.hasFLACExtension(target), let directory = try? OpenDirectory(String(absolute[..<slash])) {
+                    let parent = target.split(separator: "/").dropLast().joined(separator: "/")
+                    directoryIDs[parent] = try directoryID(parentOf: target)
+                    var walk = try ScanWalk(root: root, reader: db, channel: ScanChannel(), knownFailures: knownFailures,
+                                            knownDirectories: [:], mountPoints: [], stopping: stopping)
+                    let known = try statements.trackStamp(target).map {
+                        KnownTrack(id: $0.id, size: $0.size, modifiedNanoseconds: $0.modifiedNanoseconds, available: $0.available)
+                    }
+                    try apply(walk.examine(target, name: String(absolute[absolute.index(after: slash)...]), in: directory,
+                                           directoryPath: parent, status: status, known: known))
+                    knownFailures = walk.knownFailures
                 }
             case .other:
                 break
             }
         }
-        guard !stopping() else {
-            try commit()
-            return unmounted
-        }
-        try prune()
+        if !stopping() { try prune(failures: knownFailures, directories: knownDirectories) }
         try commit()
+        if bulk { try db.execute(IndexDatabase.valueIndex) }
         return unmounted
     }
 
-    // MARK: Walking
-
-    private mutating func walk(_ path: String, absolute: String, status: FileStatus, parentID: Int?) throws(SQLiteError) {
-        guard !stopping(), visited.insert(status.identity).inserted else { return }
-        let isMount = mountPoints.contains(absolute)
-        let known = knownDirectories.removeValue(forKey: path)
-        if let known, known.wasMount, !isMount {
-            // It was a mount point and is not any more: the medium is gone.
-            try markUnavailable(path, id: known.id)
-            return
+    /// Walks a directory on a second thread and writes what it finds here; returns what the
+    /// index had and the walk did not find.
+    private mutating func walk(absolute: String, status: FileStatus, knownFailures: [String: (size: Int, modifiedNanoseconds: Int)],
+                               knownDirectories: [String: KnownDirectory])
+        throws(SQLiteError) -> (failures: [String: (size: Int, modifiedNanoseconds: Int)], directories: [String: KnownDirectory]) {
+        let parent: String? = target.isEmpty ? nil : target.split(separator: "/").dropLast().joined(separator: "/")
+        if let parent { directoryIDs[parent] = try directoryID(parentOf: target) }
+        let channel = ScanChannel()
+        let reader = try IndexDatabase.reader(db.path, small: true)
+        let walk = WalkBox(try ScanWalk(root: root, reader: reader, channel: channel, knownFailures: knownFailures,
+                                        knownDirectories: knownDirectories, mountPoints: Self.mountPoints(), stopping: stopping))
+        let (target, root) = (self.target, self.root)
+        let thread = NamedThread(name: "tonearm-scan-rd") {
+            _ = requestIdlePriority()
+            walk.value.run(target, absolute: target.isEmpty ? root : root + "/" + target, status: status, parent: parent)
+            channel.finish()
         }
-        let id: Int
-        if let known {
-            id = known.id
-            try statements.updateDirectory.run(.integer(status.modifiedSeconds), .integer(isMount ? 1 : 0), .integer(id))
-            if !known.available { try markAvailable(path) }
-        } else {
-            try statements.insertDirectory.run(.text(path), parentID.map { .integer($0) } ?? .null,
-                                               .integer(status.modifiedSeconds), .integer(isMount ? 1 : 0))
-            id = db.lastInsertRowID
-        }
-        let entries: [DirectoryEntry]
-        do throws(SystemError) {
-            entries = try FileSystem.entries(absolute)
-        } catch {
-            try fail(path, size: 0, modifiedNanoseconds: 0, reason: "cannot list the directory: \(error.text)")
-            return
-        }
-        for entry in entries.sorted(by: { naturalOrder($0.name, $1.name) }) where !entry.name.hasPrefix(".") {
-            guard !stopping() else { return }
-            let childPath = path.isEmpty ? entry.name : path + "/" + entry.name
-            let childAbsolute = absolute + "/" + entry.name
-            switch entry.kind {
-            case .directory, .symbolicLink, .unknown:
-                guard let child = try? FileSystem.status(childAbsolute) else { continue }
-                if child.kind == .directory {
-                    // Through a link, only inside the music directory.
-                    if entry.kind != .directory {
-                        guard let real = try? FileSystem.realPath(childAbsolute), isInside(real, root) else { continue }
-                    }
-                    try walk(childPath, absolute: childAbsolute, status: child, parentID: id)
-                } else if child.kind == .regular, LibraryScan.hasFLACExtension(entry.name) {
-                    try file(childPath, absolute: childAbsolute, status: child, directoryID: id)
+        do throws(SQLiteError) {
+            while let chunks = channel.receive() {
+                for chunk in chunks {
+                    for event in chunk { try apply(event) }
                 }
-            case .regular:
-                guard LibraryScan.hasFLACExtension(entry.name) else { continue }
-                let status: FileStatus
-                do throws(SystemError) {
-                    status = try FileSystem.status(childAbsolute)
-                } catch {
-                    try fail(childPath, size: 0, modifiedNanoseconds: 0, reason: error.text)
-                    continue
-                }
-                try file(childPath, absolute: childAbsolute, status: status, directoryID: id)
-            case .other:
-                continue
             }
+        } catch {
+            channel.abandon()
+            thread.join()
+            throw error
         }
+        thread.join()
+        return (walk.value.knownFailures, walk.value.knownDirectories)
     }
 
-    private mutating func file(_ path: String, absolute: String, status: FileStatus, directoryID: Int) throws(SQLiteError) {
-        figures.seen += 1
-        let stamp = status.modifiedSeconds * 1_000_000_000 + status.modifiedNanoseconds
-        let known = try statements.trackStamp(path)
-        if let known, known.size == status.size, known.modifiedNanoseconds == stamp {
-            seenTracks.insert(known.id)
+    /// Puts one of the walk's findings in the index.
+    private mutating func apply(_ event: ScanEvent) throws(SQLiteError) {
+        switch event {
+        case let .directory(path, parent, modified, isMount, known):
+            if let known {
+                directoryIDs[path] = known.id
+                try statements.updateDirectory.run(.integer(modified), .integer(isMount ? 1 : 0), .integer(known.id))
+                if !known.available { try markAvailable(path) }
+            } else {
+                let parentID = parent.flatMap { directoryIDs[$0] }
+                try statements.insertDirectory.run(.text(path), parentID.map { .integer($0) } ?? .null,
+                                                   .integer(modified), .integer(isMount ? 1 : 0))
+                directoryIDs[path] = db.lastInsertRowID
+            }
+        case let .unmounted(path, _):
+            try markUnavailable(path)
+        case let .unchanged(id, available):
+            figures.seen += 1
+            seenTracks.insert(id)
             figures.unchanged += 1
-            if !known.available { try statements.setTrackAvailable.run(.integer(1), .integer(known.id)) }
-            return
-        } else if known == nil, let failure = knownFailures.removeValue(forKey: path), failure.size == status.size,
-                  failure.modifiedNanoseconds == stamp {
+            if !available { try statements.setTrackAvailable.run(.integer(1), .integer(id)) }
+        case .stillFailed:
+            figures.seen += 1
             figures.failed += 1
-            return
+        case let .track(track, directory, replacing, hadFailed):
+            figures.seen += 1
+            guard let directoryID = directoryIDs[directory] else { return }
+            try begin()
+            if hadFailed { try statements.deleteFailure.run(.text(track.path)) }
+            seenTracks.insert(try statements.store(track, directory: directoryID, replacing: replacing))
+            figures.indexed += 1
+            try counted()
+        case let .failed(path, size, modifiedNanoseconds, reason):
+            figures.seen += 1
+            try fail(path, size: size, modifiedNanoseconds: modifiedNanoseconds, reason: reason)
+        case let .unreadable(path, reason):
+            try fail(path, size: 0, modifiedNanoseconds: 0, reason: reason)
         }
-        let info: TrackInfo
-        do {
-            info = try FLACDecoder.metadata(path: absolute)
-        } catch {
-            try fail(path, size: status.size, modifiedNanoseconds: stamp, reason: error.reason.description)
-            return
-        }
-        try begin()
-        try statements.deleteFailure.run(.text(path))
-        seenTracks.insert(try statements.store(IndexedTrack(path: path, status: status, info: info), directory: directoryID, in: db))
-        figures.indexed += 1
-        try counted()
     }
 
     private mutating func fail(_ path: String, size: Int, modifiedNanoseconds: Int, reason: String) throws(SQLiteError) {
@@ -174,14 +171,10 @@ struct IndexScan {
 
     // MARK: Unmounted and back
 
-    private mutating func markUnavailable(_ path: String, id: Int) throws(SQLiteError) {
+    private mutating func markUnavailable(_ path: String) throws(SQLiteError) {
         try begin()
         try statements.setSubtreeAvailable(path, false)
         unmounted.append(path)
-        // Nothing under it is pruned ("": the music directory itself, everything).
-        let prefix = path.isEmpty ? "" : path + "/"
-        knownFailures = knownFailures.filter { !$0.key.hasPrefix(prefix) }
-        knownDirectories = knownDirectories.filter { !$0.key.hasPrefix(prefix) }
         try counted()
     }
 
@@ -193,7 +186,8 @@ struct IndexScan {
 
     // MARK: Pruning
 
-    private mutating func prune() throws(SQLiteError) {
+    private mutating func prune(failures: [String: (size: Int, modifiedNanoseconds: Int)],
+                                directories: [String: KnownDirectory]) throws(SQLiteError) {
         let (exact, prefix) = (target, target.isEmpty ? "" : target + "/")
         let kept = unmounted.map { $0.isEmpty ? "" : $0 + "/" }
         var gone: [Int] = []
@@ -211,12 +205,12 @@ struct IndexScan {
             figures.removed += 1
             try counted()
         }
-        for (path, _) in knownFailures {
+        for (path, _) in failures {
             try begin()
             try statements.deleteFailure.run(.text(path))
             try counted()
         }
-        for (_, known) in knownDirectories {
+        for (_, known) in directories {
             try begin()
             try statements.deleteDirectory.run(.integer(known.id))
             try counted()
@@ -247,24 +241,23 @@ struct IndexScan {
 
     // MARK: What the index had
 
-    private mutating func loadKnown() throws(SQLiteError) {
+    private func loadKnown() throws(SQLiteError)
+        -> (failures: [String: (size: Int, modifiedNanoseconds: Int)], directories: [String: KnownDirectory]) {
         let (exact, prefix) = (target, target.isEmpty ? "" : target + "/")
         func under(_ path: String) -> Bool { target.isEmpty || path == exact || path.hasPrefix(prefix) }
+        var failures: [String: (size: Int, modifiedNanoseconds: Int)] = [:]
+        var directories: [String: KnownDirectory] = [:]
         try statements.allFailures.rows([]) { row in
             let path = row.text(0) ?? ""
-            if under(path) { knownFailures[path] = (row.integer(1), row.integer(2)) }
+            if under(path) { failures[path] = (row.integer(1), row.integer(2)) }
             return true
         }
         try statements.allDirectories.rows([]) { row in
             let path = row.text(1) ?? ""
-            if under(path) { knownDirectories[path] = (row.integer(0), row.integer(2) != 0, row.integer(3) != 0) }
+            if under(path) { directories[path] = KnownDirectory(id: row.integer(0), wasMount: row.integer(2) != 0, available: row.integer(3) != 0) }
             return true
         }
-    }
-
-    private func parentID(of path: String) throws(SQLiteError) -> Int? {
-        guard !path.isEmpty else { return nil }
-        return try directoryID(parentOf: path)
+        return (failures, directories)
     }
 
     /// The id of the directory holding `path`; the directories between are indexed when missing.
@@ -275,7 +268,7 @@ struct IndexScan {
         let status = try? FileSystem.status(parent.isEmpty ? root : root + "/" + parent)
         let absolute = parent.isEmpty ? root : root + "/" + parent
         try statements.insertDirectory.run(.text(parent), grandparent.map { .integer($0) } ?? .null,
-                                           .integer(status?.modifiedSeconds ?? 0), .integer(mountPoints.contains(absolute) ? 1 : 0))
+                                           .integer(status?.modifiedSeconds ?? 0), .integer(Self.mountPoints().contains(absolute) ? 1 : 0))
         return db.lastInsertRowID
     }
 
@@ -310,4 +303,10 @@ struct IndexScan {
         }
         return String(decoding: out, as: UTF8.self)
     }
+}
+
+/// The walk, handed to its thread and back after the join.
+private final class WalkBox: @unchecked Sendable {
+    var value: ScanWalk
+    init(_ value: ScanWalk) { self.value = value }
 }

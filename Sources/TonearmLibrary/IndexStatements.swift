@@ -18,6 +18,7 @@ final class IndexStatements {
     private let insertTrack: Statement
     private let updateTrack: Statement
     private let insertTag: Statement
+    private let db: Database
     private let deleteTags: Statement
     private let insertText: Statement
     private let deleteText: Statement
@@ -49,6 +50,7 @@ final class IndexStatements {
                 rg_album_gain = ?, rg_album_peak = ?, has_picture = ?, available = 1
             WHERE id = ?
             """)
+        self.db = db
         insertTag = try db.prepare("INSERT INTO tags(track, tag, seq, value, sort, own) VALUES(?, ?, ?, ?, ?, ?)")
         deleteTags = try db.prepare("DELETE FROM tags WHERE track = ?")
         let columns = IndexDatabase.textColumns.map(\.column)
@@ -77,12 +79,12 @@ final class IndexStatements {
         return try selectDirectoryID.step() ? selectDirectoryID.integer(0) : nil
     }
 
-    /// Adds or replaces a track with its tags and search text; returns its id.
+    /// Adds a track with its tags and search text, or replaces the track `replacing`; returns its id.
     @discardableResult
-    func store(_ track: IndexedTrack, directory: Int, in db: Database) throws(SQLiteError) -> Int {
+    func store(_ track: IndexedTrack, directory: Int, replacing: Int?) throws(SQLiteError) -> Int {
         func optional(_ x: Int?) -> SQLValue { x.map { .integer($0) } ?? .null }
         func optional(_ x: Double?) -> SQLValue { x.map { .real($0) } ?? .null }
-        let values: [SQLValue] = [
+        var values: [SQLValue] = [
             .text(track.path), .integer(directory), .integer(track.size), .integer(track.modified),
             .integer(track.modifiedNanoseconds), .integer(track.sampleRate), .integer(track.bitsPerSample),
             .integer(track.channels), optional(track.duration), optional(track.trackTotal), optional(track.discTotal),
@@ -90,15 +92,22 @@ final class IndexStatements {
             optional(track.replayGain.albumGain), optional(track.replayGain.albumPeak), .integer(track.hasPicture ? 1 : 0),
         ]
         let id: Int
-        if let existing = try trackID(track.path) {
-            id = existing
-            try updateTrack.bind(values + [.integer(id)])
+        if let replacing {
+            id = replacing
+            values.append(.integer(id))
+            try updateTrack.bind(values)
             while try updateTrack.step() {}
             try deleteTags.run(.integer(id))
             try deleteText.run(.integer(id))
         } else {
-            try insertTrack.bind(values)
-            while try insertTrack.step() {}
+            do {
+                try insertTrack.bind(values)
+                while try insertTrack.step() {}
+            } catch where error.isConstraint {
+                // The walk did not know the track, but the index has it: replace it.
+                guard let existing = try trackID(track.path) else { throw error }
+                return try store(track, directory: directory, replacing: existing)
+            }
             id = db.lastInsertRowID
         }
         for (seq, row) in track.tagRows.enumerated() {
@@ -106,9 +115,7 @@ final class IndexStatements {
                               row.sort == row.value ? .null : .text(row.sort), .integer(row.own ? 1 : 0))
         }
         var text = [SQLValue.integer(id)]
-        for (_, tag) in IndexDatabase.textColumns {
-            text.append(.text(track.tags.filter { $0.tag == tag }.map(\.value).joined(separator: "\n")))
-        }
+        for column in track.searchText { text.append(.text(column)) }
         try insertText.bind(text)
         while try insertText.step() {}
         return id
@@ -132,12 +139,16 @@ final class IndexStatements {
 extension Tag {
     /// The tag's number in the database: its place in `Tag.allCases`. Append new tags at the
     /// end of the enum, or bump the schema.
-    var index: Int { Tag.allCases.firstIndex(of: self)! }
+    var index: Int { Tag.indexes[self]! }
 
     init?(index: Int) {
-        guard Tag.allCases.indices.contains(index) else { return nil }
-        self = Tag.allCases[index]
+        guard Tag.ordered.indices.contains(index) else { return nil }
+        self = Tag.ordered[index]
     }
+
+    /// `allCases`, made once.
+    static let ordered = Array(Tag.allCases)
+    private static let indexes = Dictionary(uniqueKeysWithValues: ordered.enumerated().map { ($1, $0) })
 }
 
 /// `text` with LIKE's wildcards (and the escape) escaped by `\`.

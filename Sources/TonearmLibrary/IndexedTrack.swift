@@ -16,8 +16,12 @@ struct IndexedTrack {
     var discTotal: Int?
     var replayGain: ReplayGain
     var hasPicture: Bool
-    /// In `Tag` order, each tag's values in file order.
-    var tags: [(tag: Tag, value: String)]
+    /// Every tag value in `Tag` order (each tag's values in file order), with the value that
+    /// sorts it, and whether the file has it (`own`) or it is AlbumArtist taken from Artist for
+    /// a file without one.
+    var tagRows: [(tag: Tag, value: String, sort: String, own: Bool)]
+    /// The search index's columns (`IndexDatabase.textColumns`): each tag's values, a line each.
+    var searchText: [String]
 
     init(path: String, status: FileStatus, info: TrackInfo) {
         self.path = path
@@ -32,7 +36,9 @@ struct IndexedTrack {
         discTotal = info.discTotal
         replayGain = info.replayGain
         hasPicture = !info.pictures.isEmpty
-        tags = Self.tags(from: info.comments)
+        let values = Self.values(from: info.comments)
+        tagRows = Self.rows(values)
+        searchText = IndexDatabase.textColumns.map { values[$0.tag.index].joined(separator: "\n") }
     }
 
     /// Vorbis comment names (upper case) and the tags they are.
@@ -49,32 +55,27 @@ struct IndexedTrack {
         "MUSICBRAINZ_WORKID": .musicBrainzWorkID,
     ]
 
-    private static let order: [Tag: Int] = Dictionary(uniqueKeysWithValues: Tag.allCases.enumerated().map { ($1, $0) })
-
-    static func tags(from comments: [(name: String, value: String)]) -> [(tag: Tag, value: String)] {
-        var tags: [(tag: Tag, value: String)] = []
-        for comment in comments {
-            guard let tag = vorbisNames[comment.name] else { continue }
-            if !comment.value.isEmpty { tags.append((tag, comment.value)) }
+    /// Each tag's values in file order, by `Tag.index`.
+    static func values(from comments: [(name: String, value: String)]) -> [[String]] {
+        var values = [[String]](repeating: [], count: Tag.ordered.count)
+        for (name, value) in comments where !value.isEmpty {
+            if let tag = vorbisNames[name] { values[tag.index].append(value) }
         }
-        // Stable: values of one tag keep the file's order.
-        return tags.enumerated().sorted { a, b in
-            let (x, y) = (order[a.element.tag]!, order[b.element.tag]!)
-            return x != y ? x < y : a.offset < b.offset
-        }.map(\.element)
+        return values
     }
 
-    /// The rows of `tags`: each value with the value that sorts it, and whether the file has
-    /// it (`own`) or it is AlbumArtist taken from Artist for a file without one.
-    var tagRows: [(tag: Tag, value: String, sort: String, own: Bool)] {
-        func first(_ tag: Tag) -> String? { tags.first { $0.tag == tag }?.value }
+    /// The rows of `tagRows`.
+    static func rows(_ values: [[String]]) -> [(tag: Tag, value: String, sort: String, own: Bool)] {
+        func first(_ tag: Tag) -> String? { values[tag.index].first }
         var rows: [(tag: Tag, value: String, sort: String, own: Bool)] = []
-        for (tag, value) in tags {
-            rows.append((tag, value, tag.sortTag.flatMap(first) ?? value, true))
+        for (index, list) in values.enumerated() {
+            let tag = Tag.ordered[index]
+            let sort = tag.sortTag.flatMap(first)
+            for value in list { rows.append((tag, value, sort ?? value, true)) }
         }
         if first(.albumArtist) == nil {
             let sort = first(.albumArtistSort) ?? first(.artistSort)
-            for (tag, value) in tags where tag == .artist {
+            for value in values[Tag.artist.index] {
                 rows.append((.albumArtist, value, sort ?? value, false))
             }
         }

@@ -4,6 +4,7 @@ import TestSupport
 import TonearmControlPlane
 import XCTest
 @testable import TonearmLibrary
+import TonearmSQLite
 
 /// The index on real files and a real SQLite database: scans, queries, the watcher, a pulled
 /// stick (a bind mount), a damaged database.
@@ -134,6 +135,44 @@ final class IndexTests: XCTestCase {
         let gone = try scan(index, "New")
         XCTAssertEqual(gone.removed, 1)
         XCTAssertEqual(try index.catalog.totals().songs, 3)
+    }
+
+    /// More directories and files than the walk's channel holds at once: everything reaches the
+    /// writer, and a rescan finds every file again.
+    func testAWalkLargerThanTheChannelIsIndexedWhole() throws {
+        let (directories, files) = (12, 15)
+        for d in 1...directories {
+            for f in 1...files {
+                try Tracks.write(music + "/D\(d)/\(f).flac", tags: [("TITLE", "D\(d) T\(f)"), ("ARTIST", "A\(d % 3)")])
+            }
+        }
+        XCTAssertGreaterThan(directories * (files + 1), ScanChannel.chunkSize * ScanChannel.chunksHeld)
+        let (index, _) = try makeIndex()
+        let first = try scan(index)
+        XCTAssertEqual([first.seen, first.indexed, first.failed], [directories * files, directories * files, 0])
+        XCTAssertEqual(try index.catalog.listDirectory("").directories.count, directories)
+        XCTAssertEqual(try index.catalog.listDirectory("D12").songs.map(\.path), (1...files).map { "D12/\($0).flac" }.sorted())
+        let again = try scan(index)
+        XCTAssertEqual([again.seen, again.indexed, again.unchanged], [directories * files, 0, directories * files])
+    }
+
+    /// A scan into an empty library makes the value index at its end; one stopped before that
+    /// leaves a database whose next opening makes it.
+    func testTheValueIndexIsMadeAtTheEndOfAFirstScanOrOnTheNextOpen() throws {
+        try writeTree()
+        func hasValueIndex() throws -> Bool {
+            try Database(path: tmp.file("library.db")).integer("SELECT count(*) FROM sqlite_master WHERE name = 'tags_value'") == 1
+        }
+        var (index, _) = try makeIndex()
+        try scan(index)
+        XCTAssertTrue(try hasValueIndex())
+        XCTAssertEqual(try paths(index.catalog, [TagFilter(.tag(.album), "Abbey Road")], .exact).count, 2)
+        index.stop()
+        try Database(path: tmp.file("library.db")).execute("DROP INDEX tags_value")
+        XCTAssertFalse(try hasValueIndex())
+        (index, _) = try makeIndex()
+        XCTAssertTrue(try hasValueIndex())
+        XCTAssertEqual(try paths(index.catalog, [TagFilter(.tag(.album), "Abbey Road")], .exact).count, 2)
     }
 
     func testFilesThatFailAreListedWithTheirReasonAndReadAgainOnlyOnceChanged() throws {
