@@ -86,7 +86,8 @@ public final class FLACDecoder {
             throw FLACError(path: path, reason: .decoder("cannot allocate a decoder"))
         }
         decoder = d
-        bufferCapacity = 4096 * 2
+        // Grown to each frame's size as frames come; none come when only metadata is read.
+        bufferCapacity = metadataOnly ? 0 : 4096 * 2
         buffer = .allocate(capacity: bufferCapacity)
         info = TrackInfo(path: path, format: StreamFormat(sampleRate: 0, channels: 0, bitsPerSample: 0),
                          streamInfoFormat: StreamFormat(sampleRate: 0, channels: 0, bitsPerSample: 0),
@@ -297,9 +298,14 @@ public final class FLACDecoder {
             for i in 0..<Int(vc.num_comments) {
                 let entry = vc.comments[i]
                 guard let bytes = entry.entry else { continue }
-                let text = String(decoding: UnsafeBufferPointer(start: bytes, count: Int(entry.length)), as: UTF8.self)
-                guard let eq = text.firstIndex(of: "=") else { continue }
-                comments.append((String(text[..<eq]).uppercased(), String(text[text.index(after: eq)...])))
+                let raw = UnsafeBufferPointer(start: bytes, count: Int(entry.length))
+                guard let eq = raw.firstIndex(of: UInt8(ascii: "=")) else { continue }
+                // Field names are ASCII (the Vorbis comment rules): upper-cased byte by byte.
+                let name = String(unsafeUninitializedCapacity: eq) { out in
+                    for i in 0..<eq { out[i] = raw[i] >= 0x61 && raw[i] <= 0x7A ? raw[i] - 0x20 : raw[i] }
+                    return eq
+                }
+                comments.append((name, String(decoding: UnsafeBufferPointer(rebasing: raw[(eq + 1)...]), as: UTF8.self)))
             }
         case FLAC__METADATA_TYPE_PICTURE:
             let p = block.pointee.data.picture
