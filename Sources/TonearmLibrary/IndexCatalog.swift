@@ -198,10 +198,13 @@ final class IndexCatalog: LibraryCatalog, @unchecked Sendable {
                 clauses.append("t.id IN (SELECT track FROM tags WHERE value = ? AND own = 1)")
                 values.append(.text(filter.value))
             case (.tag(let tag), .substring):
-                if filter.value.unicodeScalars.count >= 3, let column = IndexDatabase.textColumn(for: tag) {
+                if filter.value.unicodeScalars.count >= 3, IndexDatabase.searchedTags.contains(tag) {
                     // The trigram index: substrings of three characters or more, case folded.
-                    clauses.append("t.id IN (SELECT rowid FROM track_text WHERE track_text MATCH ?)")
-                    values.append(.text("{\(column)} : \(phrase(filter.value))"))
+                    clauses.append("""
+                        t.id IN (SELECT track FROM tags WHERE tag = \(tag.index) AND value IN
+                            (SELECT value FROM value_text WHERE value_text MATCH ? AND tag = \(tag.index)))
+                        """)
+                    values.append(.text("value : \(phrase(filter.value))"))
                 } else {
                     clauses.append("t.id IN (SELECT track FROM tags WHERE tag = \(tag.index) AND value LIKE ? ESCAPE '\\')")
                     values.append(.text("%" + likeEscaped(filter.value) + "%"))

@@ -9,11 +9,14 @@ import Glibc
 /// ours (corrupt, foreign, or of another schema) is set aside and a new one begun.
 ///
 /// One row per directory and per track; every tag value of a track is a row of `tags`, kept in
-/// track order (a tag may have several values, `seq` numbers them), with the value that sorts it when that is another (`sort`); `track_text` is the FTS5 trigram
-/// index that substring search uses for the tags people type (artist, album, title…); `failures` remembers files that could not be read, so a
-/// rescan reads them again only once they change; `playlists` holds the stored playlists.
+/// track order (a tag may have several values, `seq` numbers them), with the value that sorts
+/// it when that is another (`sort`); `value_text` is the FTS5 trigram index that substring
+/// search uses for the tags people type (artist, album, title…): one row per distinct value, so
+/// an album's name is indexed once, not once per track; `failures` remembers files that could
+/// not be read, so a rescan reads them again only once they change; `playlists` holds the
+/// stored playlists.
 enum IndexDatabase {
-    static let schemaVersion = 1
+    static let schemaVersion = 2
 
     static let schema = """
         CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value) WITHOUT ROWID;
@@ -50,8 +53,7 @@ enum IndexDatabase {
             sort TEXT,
             own INTEGER NOT NULL,
             PRIMARY KEY(track, tag, seq)) WITHOUT ROWID;
-        CREATE VIRTUAL TABLE IF NOT EXISTS track_text USING fts5(
-            artist, album, albumartist, title, composer, performer, tokenize = 'trigram');
+        CREATE VIRTUAL TABLE IF NOT EXISTS value_text USING fts5(value, tag UNINDEXED, tokenize = 'trigram');
         CREATE TABLE IF NOT EXISTS failures(
             path TEXT PRIMARY KEY, size INTEGER NOT NULL, modified_ns INTEGER NOT NULL, reason TEXT NOT NULL);
         CREATE TABLE IF NOT EXISTS playlists(
@@ -63,15 +65,32 @@ enum IndexDatabase {
     /// `open` makes it when a scan was stopped before.
     static let valueIndex = "CREATE INDEX IF NOT EXISTS tags_value ON tags(tag, value)"
 
-    /// The FTS5 columns: the tags people type a few letters of. Other tags are searched
-    /// without the index (LIKE over their values).
-    static let textColumns: [(column: String, tag: Tag)] = [
-        ("artist", .artist), ("album", .album), ("albumartist", .albumArtist), ("title", .title),
-        ("composer", .composer), ("performer", .performer),
-    ]
+    /// The tags people type a few letters of, whose values `value_text` indexes. Other tags
+    /// are searched without it (LIKE over their values).
+    static let searchedTags: Set<Tag> = [.artist, .album, .albumArtist, .title, .composer, .performer]
 
-    static func textColumn(for tag: Tag) -> String? {
-        textColumns.first { $0.tag == tag }?.column
+    private static var searchedList: String { searchedTags.map { String($0.index) }.sorted().joined(separator: ", ") }
+
+    /// Fills `value_text` from `tags` at once: after a scan into an empty library, which leaves
+    /// it for the end (`pendingSearchKey` says so until then, in case the scan is cut).
+    static func fillSearchIndex(_ db: Database) throws(SQLiteError) {
+        try db.transaction { () throws(SQLiteError) in
+            try db.execute("""
+                DELETE FROM value_text;
+                INSERT INTO value_text(value, tag) SELECT DISTINCT value, tag FROM tags WHERE tag IN (\(searchedList));
+                DELETE FROM meta WHERE key = '\(pendingSearchKey)'
+                """)
+        }
+    }
+
+    static let pendingSearchKey = "value_text_pending"
+
+    /// Takes out of `value_text` the values no track has any more.
+    static func sweepSearchIndex(_ db: Database) throws(SQLiteError) {
+        try db.execute("""
+            DELETE FROM value_text WHERE rowid IN (SELECT v.rowid FROM value_text v
+                WHERE NOT EXISTS (SELECT 1 FROM tags WHERE tag = v.tag AND value = v.value))
+            """)
     }
 
     /// Opens the database at `path` with the schema in place. A file that cannot be used is
@@ -124,13 +143,21 @@ enum IndexDatabase {
                 try db.execute(schema)
                 try db.execute("PRAGMA user_version=\(schemaVersion)")
             }
-            try db.execute(valueIndex)
+        } else if version == 1 {
+            // Schema 1 indexed every track's text; 2 indexes each distinct value once.
+            try db.transaction { () throws(SQLiteError) in
+                try db.execute("DROP TABLE IF EXISTS track_text")
+                try db.execute(schema)
+                try db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES('\(pendingSearchKey)', 1)")
+                try db.execute("PRAGMA user_version=\(schemaVersion)")
+            }
         } else if version != schemaVersion {
             throw SQLiteError(database: path, statement: nil, code: foreignSchemaCode,
                               message: "not a Tonearm library of schema \(schemaVersion) (user_version \(version), \(tables) tables)")
-        } else {
-            try db.execute(valueIndex)
         }
+        // What a scan cut short left to its end.
+        try db.execute(valueIndex)
+        if try db.integer("SELECT count(*) FROM meta WHERE key = '\(pendingSearchKey)'") == 1 { try fillSearchIndex(db) }
         return db
     }
 }

@@ -38,6 +38,8 @@ struct IndexScan {
     private var directoryIDs: [String: Int] = [:]
     /// Directories found unmounted: what is under them stays, unavailable.
     private var unmounted: [String] = []
+    /// A scan into an empty library: the value index and `value_text` are made at the end.
+    private var bulk = false
 
     static let batchSize = 1024
 
@@ -55,9 +57,17 @@ struct IndexScan {
     /// Runs the scan; returns the directories found unmounted.
     mutating func run() throws(SQLiteError) -> [String] {
         var (knownFailures, knownDirectories) = try loadKnown()
-        // Into an empty library: the value index is made once, at the end.
-        let bulk = try db.integer("SELECT EXISTS(SELECT 1 FROM tracks)") == 0
-        try db.execute(bulk ? "DROP INDEX IF EXISTS tags_value" : IndexDatabase.valueIndex)
+        // Into an empty library: the value index and the search index are made once, at the end
+        // (and by the next `open` if this scan is cut short).
+        bulk = try db.integer("SELECT EXISTS(SELECT 1 FROM tracks)") == 0
+        if bulk {
+            try db.execute("""
+                DROP INDEX IF EXISTS tags_value;
+                INSERT OR REPLACE INTO meta(key, value) VALUES('\(IndexDatabase.pendingSearchKey)', 1)
+                """)
+        } else {
+            try db.execute(IndexDatabase.valueIndex)
+        }
         let absolute = target.isEmpty ? root : root + "/" + target
         if let status = try? FileSystem.status(absolute) {
             switch status.kind {
@@ -85,7 +95,17 @@ struct IndexScan {
         }
         if !stopping() { try prune(failures: knownFailures, directories: knownDirectories) }
         try commit()
-        if bulk { try db.execute(IndexDatabase.valueIndex) }
+        if bulk {
+            // The sort takes its memory from what the page cache gives back for the while: the
+            // daemon's peak stays where the scan left it.
+            try db.execute("PRAGMA cache_size=-256")
+            try db.execute(IndexDatabase.valueIndex)
+            try IndexDatabase.fillSearchIndex(db)
+            try db.execute("PRAGMA cache_size=-\(IndexDatabase.cacheKilobytes)")
+        } else if statements.searchIndexNeedsSweep {
+            try IndexDatabase.sweepSearchIndex(db)
+            statements.searchIndexNeedsSweep = false
+        }
         return unmounted
     }
 
@@ -150,7 +170,7 @@ struct IndexScan {
             guard let directoryID = directoryIDs[directory] else { return }
             try begin()
             if hadFailed { try statements.deleteFailure.run(.text(track.path)) }
-            seenTracks.insert(try statements.store(track, directory: directoryID, replacing: replacing))
+            seenTracks.insert(try statements.store(track, directory: directoryID, replacing: replacing, searchIndex: !bulk))
             figures.indexed += 1
             try counted()
         case let .failed(path, size, modifiedNanoseconds, reason):

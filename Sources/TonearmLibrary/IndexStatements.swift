@@ -20,8 +20,9 @@ final class IndexStatements {
     private let insertTag: Statement
     private let db: Database
     private let deleteTags: Statement
-    private let insertText: Statement
-    private let deleteText: Statement
+    private let insertSearchValue: Statement
+    /// Tracks were replaced or deleted: values may be left in `value_text` that no track has.
+    var searchIndexNeedsSweep = false
     private let deleteTrackRow: Statement
     private let setDirectoriesAvailable: Statement
     private let setTracksAvailable: Statement
@@ -53,10 +54,10 @@ final class IndexStatements {
         self.db = db
         insertTag = try db.prepare("INSERT INTO tags(track, tag, seq, value, sort, own) VALUES(?, ?, ?, ?, ?, ?)")
         deleteTags = try db.prepare("DELETE FROM tags WHERE track = ?")
-        let columns = IndexDatabase.textColumns.map(\.column)
-        insertText = try db.prepare(
-            "INSERT INTO track_text(rowid, \(columns.joined(separator: ", "))) VALUES(?\(String(repeating: ", ?", count: columns.count)))")
-        deleteText = try db.prepare("DELETE FROM track_text WHERE rowid = ?")
+        // A value `value_text` does not have yet: before its row goes into `tags`.
+        insertSearchValue = try db.prepare("""
+            INSERT INTO value_text(value, tag) SELECT ?1, ?2 WHERE NOT EXISTS (SELECT 1 FROM tags WHERE tag = ?2 AND value = ?1)
+            """)
         deleteTrackRow = try db.prepare("DELETE FROM tracks WHERE id = ?")
         setDirectoriesAvailable = try db.prepare("UPDATE directories SET available = ? WHERE path = ? OR path LIKE ? ESCAPE '\\'")
         setTracksAvailable = try db.prepare("UPDATE tracks SET available = ? WHERE path LIKE ? ESCAPE '\\'")
@@ -79,9 +80,11 @@ final class IndexStatements {
         return try selectDirectoryID.step() ? selectDirectoryID.integer(0) : nil
     }
 
-    /// Adds a track with its tags and search text, or replaces the track `replacing`; returns its id.
+    /// Adds a track with its tags, or replaces the track `replacing`; returns its id. New
+    /// values of the searched tags go into `value_text` unless `searchIndex` is false (a scan
+    /// into an empty library, which fills it at the end).
     @discardableResult
-    func store(_ track: IndexedTrack, directory: Int, replacing: Int?) throws(SQLiteError) -> Int {
+    func store(_ track: IndexedTrack, directory: Int, replacing: Int?, searchIndex: Bool = true) throws(SQLiteError) -> Int {
         func optional(_ x: Int?) -> SQLValue { x.map { .integer($0) } ?? .null }
         func optional(_ x: Double?) -> SQLValue { x.map { .real($0) } ?? .null }
         var values: [SQLValue] = [
@@ -98,7 +101,7 @@ final class IndexStatements {
             try updateTrack.bind(values)
             while try updateTrack.step() {}
             try deleteTags.run(.integer(id))
-            try deleteText.run(.integer(id))
+            searchIndexNeedsSweep = true
         } else {
             do {
                 try insertTrack.bind(values)
@@ -106,24 +109,23 @@ final class IndexStatements {
             } catch where error.isConstraint {
                 // The walk did not know the track, but the index has it: replace it.
                 guard let existing = try trackID(track.path) else { throw error }
-                return try store(track, directory: directory, replacing: existing)
+                return try store(track, directory: directory, replacing: existing, searchIndex: searchIndex)
             }
             id = db.lastInsertRowID
         }
         for (seq, row) in track.tagRows.enumerated() {
+            if searchIndex && IndexDatabase.searchedTags.contains(row.tag) {
+                try insertSearchValue.run(.text(row.value), .integer(row.tag.index))
+            }
             try insertTag.run(.integer(id), .integer(row.tag.index), .integer(seq), .text(row.value),
                               row.sort == row.value ? .null : .text(row.sort), .integer(row.own ? 1 : 0))
         }
-        var text = [SQLValue.integer(id)]
-        for column in track.searchText { text.append(.text(column)) }
-        try insertText.bind(text)
-        while try insertText.step() {}
         return id
     }
 
     func deleteTrack(_ id: Int) throws(SQLiteError) {
         try deleteTags.run(.integer(id))
-        try deleteText.run(.integer(id))
+        searchIndexNeedsSweep = true
         try deleteTrackRow.run(.integer(id))
     }
 

@@ -20,8 +20,6 @@ struct IndexedTrack {
     /// sorts it, and whether the file has it (`own`) or it is AlbumArtist taken from Artist for
     /// a file without one.
     var tagRows: [(tag: Tag, value: String, sort: String, own: Bool)]
-    /// The search index's columns (`IndexDatabase.textColumns`): each tag's values, a line each.
-    var searchText: [String]
 
     init(path: String, status: FileStatus, info: TrackInfo) {
         self.path = path
@@ -38,7 +36,6 @@ struct IndexedTrack {
         hasPicture = !info.pictures.isEmpty
         let values = Self.values(from: info.comments)
         tagRows = Self.rows(values)
-        searchText = IndexDatabase.textColumns.map { values[$0.tag.index].joined(separator: "\n") }
     }
 
     /// Vorbis comment names (upper case) and the tags they are.

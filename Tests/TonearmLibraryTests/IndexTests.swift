@@ -156,8 +156,8 @@ final class IndexTests: XCTestCase {
         XCTAssertEqual([again.seen, again.indexed, again.unchanged], [directories * files, 0, directories * files])
     }
 
-    /// A scan into an empty library makes the value index at its end; one stopped before that
-    /// leaves a database whose next opening makes it.
+    /// A scan into an empty library makes the value index and the search index at its end; one
+    /// stopped before that leaves a database whose next opening makes them.
     func testTheValueIndexIsMadeAtTheEndOfAFirstScanOrOnTheNextOpen() throws {
         try writeTree()
         func hasValueIndex() throws -> Bool {
@@ -168,11 +168,52 @@ final class IndexTests: XCTestCase {
         XCTAssertTrue(try hasValueIndex())
         XCTAssertEqual(try paths(index.catalog, [TagFilter(.tag(.album), "Abbey Road")], .exact).count, 2)
         index.stop()
-        try Database(path: tmp.file("library.db")).execute("DROP INDEX tags_value")
+        // As a scan into an empty library cut short leaves it: no value index, no search index.
+        try Database(path: tmp.file("library.db")).execute("""
+            DROP INDEX tags_value; DELETE FROM value_text;
+            INSERT INTO meta(key, value) VALUES('\(IndexDatabase.pendingSearchKey)', 1)
+            """)
         XCTAssertFalse(try hasValueIndex())
         (index, _) = try makeIndex()
         XCTAssertTrue(try hasValueIndex())
         XCTAssertEqual(try paths(index.catalog, [TagFilter(.tag(.album), "Abbey Road")], .exact).count, 2)
+        XCTAssertEqual(try paths(index.catalog, [TagFilter(.tag(.title), "ethin")], .substring), ["Beatles/Abbey Road/02.flac"])
+    }
+
+    /// The search index holds each value once, gains new ones as files come, loses those no
+    /// track has any more, and is made from the tags when a database of schema 1 is opened.
+    func testTheSearchIndexHoldsEachValueOnceAndFollowsTheFiles() throws {
+        try writeTree()
+        func count(_ value: String) throws -> Int? {
+            try Database(path: tmp.file("library.db")).integer("SELECT count(*) FROM value_text WHERE value = ?", .text(value))
+        }
+        var (index, _) = try makeIndex()
+        try scan(index)
+        XCTAssertEqual(try count("Abbey Road"), 1)
+        XCTAssertEqual(try paths(index.catalog, [TagFilter(.tag(.album), "BEY ro")], .substring).count, 2)
+
+        try FileManager.default.removeItem(atPath: music + "/Aretha")
+        try Tracks.write(music + "/New/01.flac", tags: [("TITLE", "Fresh Start"), ("ALBUM", "Abbey Road")])
+        try scan(index)
+        XCTAssertEqual(try count("Lady Soul"), 0)
+        XCTAssertEqual(try count("Chain of Fools"), 0)
+        XCTAssertEqual(try count("Abbey Road"), 1)
+        XCTAssertEqual(try paths(index.catalog, [TagFilter(.tag(.title), "sh st")], .substring), ["New/01.flac"])
+        XCTAssertEqual(try paths(index.catalog, [TagFilter(.tag(.album), "abbey")], .substring).count, 3)
+
+        // A database of schema 1 (a search index per track) is brought to schema 2.
+        index.stop()
+        try Database(path: tmp.file("library.db")).execute("""
+            DROP TABLE value_text;
+            CREATE VIRTUAL TABLE track_text USING fts5(artist, album, albumartist, title, composer, performer, tokenize = 'trigram');
+            PRAGMA user_version = 1
+            """)
+        (index, _) = try makeIndex()
+        XCTAssertEqual(try Database(path: tmp.file("library.db")).integer("PRAGMA user_version"), 2)
+        XCTAssertEqual(try Database(path: tmp.file("library.db")).integer(
+            "SELECT count(*) FROM sqlite_master WHERE name = 'track_text'"), 0)
+        XCTAssertEqual(try paths(index.catalog, [TagFilter(.tag(.title), "sh st")], .substring), ["New/01.flac"])
+        XCTAssertEqual(try count("Abbey Road"), 1)
     }
 
     func testFilesThatFailAreListedWithTheirReasonAndReadAgainOnlyOnceChanged() throws {
