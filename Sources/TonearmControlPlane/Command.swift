@@ -43,6 +43,8 @@ public enum QueueEdit: Sendable, Equatable {
     case remove(itemIDs: [Int])
     case move(itemID: Int, to: Int)
     case clear
+    /// Plays the item from its start, whatever played before (MPD's `playid`).
+    case play(itemID: Int)
 }
 
 /// What a client does with its own audio sessions (the AVAudioSession calls).

@@ -166,6 +166,8 @@ extension PlayerDaemon: ControlPlane {
             return CommandResult(status: last.status, payload: .queueCount(core.queue.count))
         case .move(let id, let position):
             outcome = core.move(itemID: id, to: position, now: now)
+        case .play(let id):
+            outcome = core.playItem(id, now: now)
         }
         apply(outcome)
         return CommandResult(status: outcome.status, payload: .queueCount(core.queue.count))

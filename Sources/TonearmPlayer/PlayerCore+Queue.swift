@@ -23,6 +23,13 @@ extension PlayerCore {
     }
 
     /// Empties the queue and stops.
+    /// Plays `itemID` from its start: MPD's `playid`, a tap on a queue row.
+    public mutating func playItem(_ itemID: Int, now: Double) -> CommandOutcome {
+        guard queue.contains(where: { $0.id == itemID }) else { return CommandOutcome(status: .noSuchContent) }
+        state = .playing
+        return moveTo(itemID, now: now)
+    }
+
     public mutating func clear(now: Double) -> CommandOutcome {
         guard !queue.isEmpty else { return CommandOutcome(status: .success) }
         let wasStopped = state == .stopped

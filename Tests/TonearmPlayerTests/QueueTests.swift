@@ -94,6 +94,29 @@ final class QueueTests: XCTestCase {
         XCTAssertEqual(core.currentItemID, 2)
     }
 
+    /// MPD's `playid`: any item, from its start, from any state.
+    func testPlayItem() {
+        var core = playing(3)
+        XCTAssertEqual(core.playItem(9, now: 1), CommandOutcome(status: .noSuchContent))
+        var outcome = core.playItem(3, now: 1)
+        XCTAssertEqual(outcome.status, .success)
+        XCTAssertEqual(core.currentItemID, 3)
+        XCTAssertEqual(core.state, .playing)
+        XCTAssertTrue(outcome.actions.contains(.play(itemID: 3, from: 0)), "\(outcome.actions)")
+        XCTAssertEqual(outcome.publications.map(\.reason), [.trackChanged])
+
+        _ = core.handle(CommandRequest(.stop), now: 2)
+        outcome = core.playItem(2, now: 3)
+        XCTAssertEqual(core.state, .playing)
+        XCTAssertEqual(core.currentItemID, 2)
+        XCTAssertTrue(outcome.actions.contains(.play(itemID: 2, from: 0)), "\(outcome.actions)")
+
+        _ = core.handle(CommandRequest(.pause), now: 4)
+        outcome = core.playItem(2, now: 5)
+        XCTAssertEqual(core.state, .playing)
+        XCTAssertTrue(outcome.actions.contains(.play(itemID: 2, from: 0)), "the same item starts again: \(outcome.actions)")
+    }
+
     func testMove() {
         var core = playing(3)
         XCTAssertEqual(core.move(itemID: 9, to: 0, now: 1), CommandOutcome(status: .noSuchContent))
