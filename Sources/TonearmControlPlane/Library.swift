@@ -89,10 +89,14 @@ public enum FilterKey: Sendable, Hashable {
 public struct TagFilter: Sendable, Hashable {
     public var key: FilterKey
     public var value: String
+    /// How this filter compares, when not as the query says (MPD's filter expressions mix
+    /// `==` and `contains`).
+    public var matching: Matching?
 
-    public init(_ key: FilterKey, _ value: String) {
+    public init(_ key: FilterKey, _ value: String, matching: Matching? = nil) {
         self.key = key
         self.value = value
+        self.matching = matching
     }
 }
 

@@ -179,7 +179,7 @@ final class IndexCatalog: LibraryCatalog, @unchecked Sendable {
         var clauses = ["t.available = 1"]
         var values: [SQLValue] = []
         for filter in filters {
-            switch (filter.key, matching) {
+            switch (filter.key, filter.matching ?? matching) {
             case (.base, _):
                 let base = trimmed(filter.value)
                 guard !base.isEmpty else { continue }
