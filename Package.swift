@@ -125,13 +125,21 @@ let package = Package(
                 "TonearmSession", "TonearmSystem", .product(name: "NIOCore", package: "swift-nio"),
             ]
         ),
+        // The MPD protocol as a plug-in of the control plane.
+        .target(
+            name: "TonearmMPD",
+            dependencies: [
+                "TonearmControlPlane", "TonearmControl", "TonearmNetwork", "TonearmPlayer", "TonearmSystem",
+                .product(name: "NIOCore", package: "swift-nio"),
+            ]
+        ),
         // The daemon: the control plane's implementation (player core, sessions, engine, saved
         // state), the plug-in registry and the services.
         .target(
             name: "TonearmDaemon",
             dependencies: [
                 "TonearmPlayer", "TonearmPlayback", "TonearmALSA", "TonearmAudio", "TonearmControlPlane", "TonearmControlSocket", "TonearmNetwork", "TonearmLibrary",
-                "TonearmConfig", "TonearmSystem", "TonearmSession", "TonearmBoard", "TonearmGPIO",
+                "TonearmMPD", "TonearmConfig", "TonearmSystem", "TonearmSession", "TonearmBoard", "TonearmGPIO",
                 "TonearmInput", "TonearmSerial",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -196,6 +204,7 @@ let package = Package(
                 .product(name: "NIOEmbedded", package: "swift-nio"),
             ]
         ),
+        .testTarget(name: "TonearmMPDTests", dependencies: ["TonearmMPD", "TonearmNetwork", "TonearmControlPlane", "TonearmPlayer", "TestSupport"]),
         .testTarget(name: "TonearmLibraryTests", dependencies: ["TonearmLibrary", "TonearmSQLite", "TestSupport"]),
         .testTarget(name: "TonearmIntegrationTests", dependencies: ["TestSupport"]),
         .target(name: "TestSupport", dependencies: ["CFLAC", "TonearmControlPlane", "TonearmSession"], path: "Tests/TestSupport"),

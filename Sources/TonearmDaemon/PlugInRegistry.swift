@@ -1,6 +1,11 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import NIOCore
 import TonearmControlPlane
 import TonearmControlSocket
+import TonearmMPD
+import TonearmNetwork
 
 /// Every client the daemon runs, built from the profile: adding one is a new module, a line
 /// here and a section of the profile. Plug-ins that open something the daemon cannot do
@@ -10,7 +15,22 @@ public enum PlugInRegistry {
     public static func plugIns(for settings: DaemonSettings, group: any EventLoopGroup, log: PlugInLog) throws -> [any PlugIn] {
         var plugIns: [any PlugIn] = []
         plugIns.append(try ControlSocketPlugIn(path: settings.socketPath, group: group, log: log))
+        if settings.profile.mpd.isEnabled { plugIns.append(mpd(settings, group: group)) }
         plugIns += try BoardSetup.plugIns(for: settings.profile)
         return plugIns
+    }
+
+    static func mpd(_ settings: DaemonSettings, group: any EventLoopGroup) -> MPDPlugIn {
+        let profile = settings.profile.mpd
+        var options = MPDServerOptions(host: profile.port == 0 ? nil : profile.bind, port: profile.port, socketPath: profile.socket)
+        options.maxClients = profile.maxClients
+        options.connectionTimeout = .milliseconds(Int64(profile.connectionTimeout * 1000))
+        // Queue paths are canonical; MPD's URIs are relative to the music directory.
+        let root = settings.musicDirectory.flatMap { directory -> String? in
+            guard let resolved = realpath(directory, nil) else { return directory }
+            defer { free(resolved) }
+            return String(cString: resolved)
+        }
+        return MPDPlugIn(options: options, settings: MPDSettings(password: profile.password, musicDirectory: root), group: group)
     }
 }

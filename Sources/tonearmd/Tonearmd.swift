@@ -68,6 +68,12 @@ struct Tonearmd: AsyncParsableCommand {
     @Flag(help: "Do not scan the music directory for changes at start (tonearm update does).")
     var noInitialScan = false
 
+    @Option(help: ArgumentHelp("The MPD protocol server's TCP port (default 6600; 0 turns it off).", valueName: "port"))
+    var mpdPort: Int?
+
+    @Option(help: ArgumentHelp("The address the MPD server listens on (default 127.0.0.1; 0.0.0.0 for every network).", valueName: "address"))
+    var mpdBind: String?
+
     @Flag(help: "Check the board profile and exit.")
     var check = false
 
@@ -95,6 +101,8 @@ struct Tonearmd: AsyncParsableCommand {
             if let musicDir { profile.daemon.musicDirectory = musicDir }
             if let libraryDb { profile.library.database = libraryDb }
             if noInitialScan { profile.library.scanOnStart = false }
+            if let mpdPort { profile.mpd.port = mpdPort }
+            if let mpdBind { profile.mpd.bind = mpdBind }
             try profile.validate()
             try BoardSetup.check(profile)
         } catch let error as BoardSetupError {

@@ -110,6 +110,33 @@ final class DaemonConfigTests: XCTestCase {
         assertRefused("[library]\nindex = 1", .unknownKey, "unknown key 'index' in [library] (line 2)")
     }
 
+    func testTheMPDSection() throws {
+        let defaults = DaemonConfig().mpd
+        XCTAssertEqual([defaults.bind, String(defaults.port), String(defaults.maxClients)], ["127.0.0.1", "6600", "20"])
+        XCTAssertNil(defaults.password)
+        XCTAssertTrue(defaults.isEnabled)
+        let config = parse("""
+            [mpd]
+            bind = "0.0.0.0"
+            port = 0
+            socket = "/run/tonearm/mpd.sock"
+            password = "pass"
+            max_clients = 5
+            connection_timeout = 10
+            """)
+        XCTAssertEqual(config.mpd.bind, "0.0.0.0")
+        XCTAssertEqual(config.mpd.port, 0)
+        XCTAssertEqual(config.mpd.socket, "/run/tonearm/mpd.sock")
+        XCTAssertEqual(config.mpd.password, "pass")
+        XCTAssertEqual(config.mpd.maxClients, 5)
+        XCTAssertEqual(config.mpd.connectionTimeout, 10)
+        XCTAssertTrue(config.mpd.isEnabled, "the socket alone")
+        XCTAssertFalse(parse("[mpd]\nport = 0").mpd.isEnabled)
+        assertRefused("[mpd]\nport = 70000", .outOfRange, "mpd.port must be between 0 and 65535, not 70000 (line 2)")
+        assertRefused("[mpd]\nmax_clients = 0", .outOfRange, "mpd.max_clients must be between 1 and 1000, not 0 (line 2)")
+        assertRefused("[mpd]\nhost = \"x\"", .unknownKey, "unknown key 'host' in [mpd] (line 2)")
+    }
+
     func testFullProfile() throws {
         let config = parse(Self.fullProfile)
         var expected = DaemonConfig()

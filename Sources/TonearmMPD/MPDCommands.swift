@@ -1,0 +1,676 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import TonearmControlPlane
+import TonearmNetwork
+import TonearmPlayer
+import TonearmSystem
+
+/// What the MPD plug-in needs besides the control plane.
+public struct MPDSettings: Sendable {
+    /// Without it, only `ping close password commands notcommands tagtypes` work.
+    public var password: String?
+    /// The canonical music directory: queue paths are shown relative to it, as MPD's URIs.
+    public var musicDirectory: String?
+
+    public init(password: String? = nil, musicDirectory: String? = nil) {
+        self.password = password
+        self.musicDirectory = musicDirectory
+    }
+}
+
+/// Carries out MPD commands through the control plane and words the answers as MPD does.
+/// Used from the plug-in's task only, one request at a time.
+final class MPDCommands {
+    private let plane: any ControlPlane
+    private let settings: MPDSettings
+    private let started = monotonicSeconds()
+    private var clients: [Int: Client] = [:]
+
+    /// What a connection has set for itself.
+    struct Client {
+        var authorized: Bool
+        /// The tags song answers carry (`tagtypes`), in MPD's order.
+        var tags: [Tag]
+    }
+
+    /// The commands that work without the password.
+    static let open: Set<String> = ["ping", "close", "password", "commands", "notcommands", "tagtypes"]
+
+    /// Every command served, sorted as `commands` lists them. `close`, `idle`, `noidle` and the
+    /// command lists are the connection's own.
+    static let served: [String] = [
+        "add", "addid", "clear", "clearerror", "close", "command_list_begin", "command_list_end",
+        "command_list_ok_begin", "commands", "count", "currentsong", "decoders", "delete", "deleteid", "find",
+        "findadd", "getvol", "idle", "list", "listall", "listallinfo", "listplaylist", "listplaylistinfo",
+        "listplaylists", "load", "lsinfo", "move", "moveid", "next", "noidle", "notcommands", "outputs",
+        "password", "pause", "ping", "play", "playid", "playlist", "playlistid", "playlistinfo", "plchanges",
+        "plchangesposid", "previous", "random", "repeat", "rescan", "search", "searchadd", "seek", "seekcur",
+        "seekid", "setvol", "stats", "status", "stop", "tagtypes", "update", "urlhandlers", "volume",
+    ]
+
+    init(plane: any ControlPlane, settings: MPDSettings) {
+        self.plane = plane
+        self.settings = settings
+    }
+
+    func forget(_ client: Int) { clients[client] = nil }
+
+    /// The whole answer to a request, and whether the connection closes after it.
+    func answer(_ request: MPDRequest) async -> (String, close: Bool) {
+        var client = clients[request.clientID] ?? Client(authorized: settings.password == nil, tags: MPDSong.tagOrder)
+        defer { clients[request.clientID] = client }
+        var out = ""
+        for (index, command) in request.commands.enumerated() {
+            if command.name == "close" { return (out, true) }
+            do throws(MPDFailure) {
+                guard client.authorized || Self.open.contains(command.name) else {
+                    throw MPDFailure(4, "you don't have permission for \"\(command.name)\"")
+                }
+                out += try await run(command, &client)
+                if request.listOK { out += "list_OK\n" }
+            } catch {
+                return (out + MPDError.line(error.code, index: index, command: command.name, error.message), false)
+            }
+        }
+        return (out + "OK\n", false)
+    }
+
+    // MARK: Commands
+
+    private func run(_ command: MPDCommand, _ client: inout Client) async throws(MPDFailure) -> String {
+        let args = command.arguments
+        switch command.name {
+        case "ping", "clearerror":
+            try count(args, 0)
+            return ""
+        case "password":
+            try count(args, 1)
+            guard let password = settings.password, args[0] == password else { throw MPDFailure(3, "incorrect password") }
+            client.authorized = true
+            return ""
+        case "commands":
+            return Self.served.filter { client.authorized || Self.open.contains($0) }.map { "command: \($0)\n" }.joined()
+        case "notcommands":
+            return client.authorized ? "" : Self.served.filter { !Self.open.contains($0) }.map { "command: \($0)\n" }.joined()
+        case "tagtypes":
+            return try tagTypes(args, &client)
+        case "urlhandlers":
+            return ""
+        case "decoders":
+            return "plugin: flac\nsuffix: flac\nmime_type: audio/flac\nmime_type: audio/x-flac\n"
+        case "status":
+            return try await status()
+        case "currentsong":
+            let state = await plane.snapshot()
+            guard let id = state.queue.currentItemID, let position = state.queue.items.firstIndex(where: { $0.id == id }) else { return "" }
+            return try song(state.queue.items[position], position: position, client)
+        case "stats":
+            return try await stats()
+        case "outputs":
+            let output = await plane.snapshot().output
+            return "outputid: 0\noutputname: \(output.device)\nplugin: alsa\noutputenabled: 1\n"
+
+        // Playback
+        case "play", "playid":
+            try count(args, 0...1)
+            guard let argument = args.first, argument != "-1" else { return try await remote(CommandRequest(.play)) }
+            let id = try await itemID(argument, byPosition: command.name == "play")
+            return try await send(.queue(.play(itemID: id)))
+        case "pause":
+            try count(args, 0...1)
+            switch args.first {
+            case nil: return try await remote(CommandRequest(.togglePlayPause))
+            case "1": return try await remote(CommandRequest(.pause))
+            case "0": return try await remote(CommandRequest(.play))
+            default: throw .argument("Boolean (0/1) expected: \(args[0])")
+            }
+        case "stop": return try await remote(CommandRequest(.stop))
+        case "next": return try await remote(CommandRequest(.nextTrack))
+        case "previous": return try await remote(CommandRequest(.previousTrack))
+        case "seek", "seekid":
+            try count(args, 2)
+            let id = try await itemID(args[0], byPosition: command.name == "seek")
+            let seconds = try number(args[1])
+            if await plane.snapshot().queue.currentItemID != id { _ = try await send(.queue(.play(itemID: id))) }
+            return try await remote(CommandRequest(.changePlaybackPosition, position: seconds))
+        case "seekcur":
+            try count(args, 1)
+            let text = args[0]
+            let amount = try number(text.hasPrefix("+") ? String(text.dropFirst()) : text)
+            var target = amount
+            if text.hasPrefix("+") || text.hasPrefix("-") {
+                let state = await plane.snapshot()
+                target = state.nowPlaying.elapsed(at: monotonicSeconds()) + amount
+            }
+            return try await remote(CommandRequest(.changePlaybackPosition, position: max(0, target)))
+
+        // Options
+        case "setvol":
+            try count(args, 1)
+            guard let volume = Int(args[0]), (0...100).contains(volume) else { throw .argument("Invalid volume value: \(args[0])") }
+            return try await send(.volume(.set(Double(volume))))
+        case "volume":
+            try count(args, 1)
+            guard let step = Int(args[0]), (-100...100).contains(step) else { throw .argument("Invalid volume value: \(args[0])") }
+            return try await send(.volume(.step(Double(step))))
+        case "getvol":
+            return "volume: \(Int((await plane.snapshot().volume).rounded()))\n"
+        case "repeat":
+            try count(args, 1)
+            let on = try boolean(args[0])
+            let mode = await plane.snapshot().repeatMode
+            return try await remote(CommandRequest(.changeRepeatMode, repeatMode: on ? (mode == .off ? .all : mode) : .off))
+        case "random":
+            try count(args, 1)
+            return try await remote(CommandRequest(.changeShuffleMode, shuffle: try boolean(args[0])))
+
+        // The queue
+        case "add", "addid":
+            try count(args, 1...2)
+            let position = try args.count > 1 ? await insertPosition(args[1]) : nil
+            let before = await plane.snapshot().queue.items.map(\.id)
+            _ = try await send(.queue(.add(paths: [try absolute(args[0])], at: position)))
+            guard command.name == "addid" else { return "" }
+            let added = await plane.snapshot().queue.items.filter { !before.contains($0.id) }
+            guard added.count == 1 else { throw .argument("addid takes one song, not a directory") }
+            return "Id: \(added[0].id)\n"
+        case "clear":
+            return try await send(.queue(.clear))
+        case "delete":
+            try count(args, 1)
+            let range = try MPDFilter.range(args[0])
+            let items = await plane.snapshot().queue.items
+            guard range.lowerBound < items.count, range.upperBound == Int.max || range.upperBound <= items.count else {
+                throw MPDFailure(2, "Bad song index")
+            }
+            return try await send(.queue(.remove(itemIDs: items[range.clamped(to: 0..<items.count)].map(\.id))))
+        case "deleteid":
+            try count(args, 1)
+            return try await send(.queue(.remove(itemIDs: [try await itemID(args[0], byPosition: false)])))
+        case "move", "moveid":
+            try count(args, 2)
+            guard let to = Int(args[1]) else { throw .argument("Number expected: \(args[1])") }
+            if command.name == "moveid" {
+                return try await send(.queue(.move(itemID: try await itemID(args[0], byPosition: false), to: to)))
+            }
+            let range = try MPDFilter.range(args[0])
+            let items = await plane.snapshot().queue.items
+            guard range.lowerBound < items.count, range.upperBound == Int.max || range.upperBound <= items.count else {
+                throw MPDFailure(2, "Bad song index")
+            }
+            let moving = items[range.clamped(to: 0..<items.count)].map(\.id)
+            for (offset, id) in moving.enumerated() { _ = try await send(.queue(.move(itemID: id, to: to + offset))) }
+            return ""
+        case "playlist":
+            let items = await plane.snapshot().queue.items
+            return items.enumerated().map { "\($0.offset):file: \(uri($0.element.path))\n" }.joined()
+        case "playlistinfo", "playlistid":
+            try count(args, 0...1)
+            let items = await plane.snapshot().queue.items
+            var range = 0..<items.count
+            if let argument = args.first {
+                if command.name == "playlistid" {
+                    guard let id = Int(argument), let position = items.firstIndex(where: { $0.id == id }) else {
+                        throw MPDFailure(50, "No such song")
+                    }
+                    range = position..<(position + 1)
+                } else {
+                    let asked = try MPDFilter.range(argument)
+                    guard asked.lowerBound < items.count || (asked.lowerBound == 0 && items.isEmpty && asked.upperBound == Int.max) else {
+                        throw MPDFailure(2, "Bad song index")
+                    }
+                    range = asked.clamped(to: 0..<items.count)
+                }
+            }
+            var out = ""
+            for position in range { out += try song(items[position], position: position, client) }
+            return out
+        case "plchanges", "plchangesposid":
+            try count(args, 1...2)
+            guard let version = Int(args[0]) else { throw .argument("Number expected: \(args[0])") }
+            let queue = await plane.snapshot().queue
+            // The queue keeps no history of versions: any older version gets the whole queue,
+            // which a client takes as every song changed.
+            guard version != queue.version else { return "" }
+            var range = 0..<queue.items.count
+            if args.count > 1 { range = try MPDFilter.range(args[1]).clamped(to: range) }
+            var out = ""
+            for position in range {
+                out += command.name == "plchanges"
+                    ? try song(queue.items[position], position: position, client)
+                    : "cpos: \(position)\nId: \(queue.items[position].id)\n"
+            }
+            return out
+
+        // Stored playlists
+        case "listplaylists":
+            return try playlists().map { "playlist: \($0.name)\nLast-Modified: \(MPDSong.time($0.modified))\n" }.joined()
+        case "listplaylist", "listplaylistinfo":
+            try count(args, 1...2)
+            let playlist = try storedPlaylist(args[0])
+            var out = ""
+            for entry in playlist.entries {
+                if command.name == "listplaylist" {
+                    out += "file: \(entry)\n"
+                } else if let song = try librarySong(entry) {
+                    out += MPDSong.block(song, tags: client.tags)
+                } else {
+                    out += "file: \(entry)\n"
+                }
+            }
+            return out
+        case "load":
+            try count(args, 1...3)
+            let playlist = try storedPlaylist(args[0])
+            var entries = playlist.entries
+            if args.count > 1 { entries = Array(entries[try MPDFilter.range(args[1]).clamped(to: 0..<entries.count)]) }
+            let position = try args.count > 2 ? await insertPosition(args[2]) : nil
+            guard !entries.isEmpty else { return "" }
+            return try await send(.queue(.add(paths: try entries.map { (entry) throws(MPDFailure) in try absolute(entry) }, at: position)))
+
+        // The library
+        case "lsinfo":
+            try count(args, 0...1)
+            return try lsinfo(args.first ?? "", client)
+        case "listall", "listallinfo":
+            try count(args, 0...1)
+            var out = ""
+            try listAll(trimmed(args.first ?? ""), withInfo: command.name == "listallinfo", client, into: &out)
+            return out
+        case "list":
+            return try list(args)
+        case "find", "search":
+            let (filters, rest) = try MPDFilter.parse(args)
+            guard !filters.isEmpty else { throw .argument("too few arguments for \"\(command.name)\"") }
+            let window = try windowOption(rest)
+            var out = ""
+            let tags = client.tags
+            try query { (catalog) throws(CommandFailure) in
+                try catalog.songs(SongQuery(filters, matching: command.name == "find" ? .exact : .substring, window: window)) { song in
+                    out += MPDSong.block(song, tags: tags)
+                    return true
+                }
+            }
+            return out
+        case "findadd", "searchadd":
+            let (filters, rest) = try MPDFilter.parse(args)
+            guard !filters.isEmpty else { throw .argument("too few arguments for \"\(command.name)\"") }
+            let position = try await positionOption(rest)
+            var paths: [String] = []
+            try query { (catalog) throws(CommandFailure) in
+                try catalog.songs(SongQuery(filters, matching: command.name == "findadd" ? .exact : .substring)) { song in
+                    paths.append(song.path)
+                    return true
+                }
+            }
+            guard !paths.isEmpty else { return "" }
+            return try await send(.queue(.add(paths: try paths.map { (path) throws(MPDFailure) in try absolute(path) }, at: position)))
+        case "count":
+            let (filters, rest) = try MPDFilter.parse(args)
+            var group: Tag?
+            if rest.count == 2, rest[0].lowercased() == "group" {
+                guard let tag = Tag(named: rest[1]) else { throw .argument("Unknown tag type: \(rest[1])") }
+                group = tag
+            } else if !rest.isEmpty {
+                throw .argument("unexpected arguments: \(rest.joined(separator: " "))")
+            }
+            let counts = try query { (catalog) throws(CommandFailure) in try catalog.count(filters, matching: .exact, groupedBy: group) }
+            return counts.map { count in
+                (group.map { "\($0.rawValue): \(count.group ?? "")\n" } ?? "")
+                    + "songs: \(count.songs)\nplaytime: \(Int(count.playTime.rounded()))\n"
+            }.joined()
+        case "update", "rescan":
+            try count(args, 0...1)
+            let result = await plane.send(.updateLibrary(path: args.first.map(trimmed)), from: source)
+            if let failure = result.failure { throw MPDFailure(code(failure), failure.message) }
+            guard case .scanQueued(let job) = result.payload else { return "" }
+            return "updating_db: \(job)\n"
+
+        default:
+            throw MPDFailure(5, "unknown command \"\(command.name)\"")
+        }
+    }
+
+    // MARK: Status
+
+    private func status() async throws(MPDFailure) -> String {
+        let state = await plane.snapshot()
+        let queue = state.queue
+        let now = monotonicSeconds()
+        var out = """
+            volume: \(Int(state.volume.rounded()))
+            repeat: \(state.repeatMode == .off ? 0 : 1)
+            random: \(state.shuffle ? 1 : 0)
+            single: \(state.repeatMode == .one ? 1 : 0)
+            consume: 0
+            partition: default
+            playlist: \(queue.version)
+            playlistlength: \(queue.items.count)
+            mixrampdb: 0.000000
+
+            """
+        // An interrupted or ducked-out player is paused as far as MPD clients can tell.
+        let playing = state.transport == .playing && state.nowPlaying.rate != 0
+        let word = switch state.transport {
+        case .stopped: "stop"
+        case .paused: "pause"
+        case .playing: playing ? "play" : "pause"
+        }
+        out += "state: \(word)\n"
+        if let id = queue.currentItemID, let position = queue.items.firstIndex(where: { $0.id == id }) {
+            out += "song: \(position)\nsongid: \(id)\n"
+            if state.transport != .stopped {
+                let elapsed = state.nowPlaying.elapsed(at: now)
+                let duration = queue.items[position].metadata.duration
+                out += "time: \(Int(elapsed.rounded())):\(Int((duration ?? 0).rounded()))\n"
+                out += "elapsed: \(MPDSong.decimal(elapsed))\n"
+                if let duration { out += "duration: \(MPDSong.decimal(duration))\n" }
+                if let rate = state.output.sampleRate, let format = state.output.sampleFormat, let channels = state.output.channels {
+                    out += "audio: \(rate):\(MPDSong.bits(format)):\(channels)\n"
+                }
+            }
+            if !state.shuffle, position + 1 < queue.items.count || state.repeatMode == .all, !queue.items.isEmpty {
+                let next = (position + 1) % queue.items.count
+                out += "nextsong: \(next)\nnextsongid: \(queue.items[next].id)\n"
+            }
+        }
+        if state.library.scan.isScanning { out += "updating_db: \(state.library.scan.job)\n" }
+        return out
+    }
+
+    private func stats() async throws(MPDFailure) -> String {
+        let library = await plane.snapshot().library
+        let uptime = Int(monotonicSeconds() - started)
+        guard library.isIndexed else { return "uptime: \(uptime)\n" }
+        let totals = library.totals
+        return """
+            artists: \(totals.artists)
+            albums: \(totals.albums)
+            songs: \(totals.songs)
+            uptime: \(uptime)
+            db_playtime: \(Int(totals.playTime.rounded()))
+            db_update: \(totals.lastUpdate)
+
+            """
+    }
+
+    private func tagTypes(_ args: [String], _ client: inout Client) throws(MPDFailure) -> String {
+        guard let sub = args.first?.lowercased() else {
+            return client.tags.map { "tagtype: \($0.rawValue)\n" }.joined()
+        }
+        func named(_ names: ArraySlice<String>) throws(MPDFailure) -> Set<Tag> {
+            var tags = Set<Tag>()
+            for name in names {
+                guard let tag = Tag(named: name) else { throw .argument("Unknown tag type: \(name)") }
+                tags.insert(tag)
+            }
+            return tags
+        }
+        switch sub {
+        case "clear": client.tags = []
+        case "all": client.tags = MPDSong.tagOrder
+        case "enable":
+            let more = try named(args.dropFirst())
+            client.tags = MPDSong.tagOrder.filter { client.tags.contains($0) || more.contains($0) }
+        case "disable":
+            let fewer = try named(args.dropFirst())
+            client.tags = client.tags.filter { !fewer.contains($0) }
+        default: throw .argument("Unknown sub command: \(args[0])")
+        }
+        return ""
+    }
+
+    // MARK: The library
+
+    private func lsinfo(_ uri: String, _ client: Client) throws(MPDFailure) -> String {
+        if uri.contains("://") { throw MPDFailure(50, "Unsupported URI scheme") }
+        let path = trimmed(uri)
+        let catalog = try catalog()
+        let listing: DirectoryListing
+        do throws(CommandFailure) {
+            listing = try catalog.listDirectory(path)
+        } catch {
+            // A file, then.
+            if let song = try librarySong(path) { return MPDSong.block(song, tags: client.tags) }
+            throw MPDFailure(50, "No such directory")
+        }
+        var out = listing.directories.map { "directory: \($0.path)\nLast-Modified: \(MPDSong.time($0.modified))\n" }.joined()
+        for song in listing.songs { out += MPDSong.block(song, tags: client.tags) }
+        out += listing.playlists.map { "playlist: \($0.path)\nLast-Modified: \(MPDSong.time($0.modified))\n" }.joined()
+        return out
+    }
+
+    private func listAll(_ path: String, withInfo: Bool, _ client: Client, into out: inout String) throws(MPDFailure) {
+        let catalog = try catalog()
+        let listing: DirectoryListing
+        do throws(CommandFailure) {
+            listing = try catalog.listDirectory(path)
+        } catch {
+            if path.isEmpty { throw MPDFailure(code(error), error.message) }
+            throw MPDFailure(50, "No such directory")
+        }
+        for song in listing.songs {
+            out += withInfo ? MPDSong.block(song, tags: client.tags) : "file: \(song.path)\n"
+        }
+        for directory in listing.directories {
+            out += "directory: \(directory.path)\n"
+            if withInfo { out += "Last-Modified: \(MPDSong.time(directory.modified))\n" }
+            try listAll(directory.path, withInfo: withInfo, client, into: &out)
+        }
+    }
+
+    /// `list TAG [FILTER…] [group TAG…]`; and the old `list album ARTIST`.
+    private func list(_ args: [String]) throws(MPDFailure) -> String {
+        guard let name = args.first else { throw .argument("too few arguments for \"list\"") }
+        guard let tag = Tag(named: name) else {
+            if name.lowercased() == "file" { throw .argument("list file is not supported; use listall") }
+            throw .argument("Unknown tag type: \(name)")
+        }
+        var rest = Array(args.dropFirst())
+        var filters: [TagFilter] = []
+        if tag == .album, rest.count == 1, !rest[0].hasPrefix("(") {
+            filters = [TagFilter(.tag(.artist), rest[0])]
+            rest = []
+        } else {
+            (filters, rest) = try MPDFilter.parse(rest)
+        }
+        var groups: [Tag] = []
+        while rest.count >= 2, rest[0].lowercased() == "group" {
+            guard let group = Tag(named: rest[1]) else { throw .argument("Unknown tag type: \(rest[1])") }
+            groups.append(group)
+            rest.removeFirst(2)
+        }
+        guard rest.isEmpty else { throw .argument("unexpected arguments: \(rest.joined(separator: " "))") }
+        var out = ""
+        var previous: [String] = []
+        try query { (catalog) throws(CommandFailure) in try catalog.values(of: tag, filters: filters, groupedBy: groups) { row in
+            // Group values when they change, outermost first, then the tag's value.
+            let groupValues = Array(row.dropLast())
+            let changed = groupValues.indices.first { previous.count <= $0 || previous[$0] != groupValues[$0] } ?? groupValues.count
+            for index in changed..<groupValues.count { out += "\(groups[index].rawValue): \(groupValues[index])\n" }
+            previous = groupValues
+            out += "\(tag.rawValue): \(row.last ?? "")\n"
+            return true
+        } }
+        return out
+    }
+
+    /// A catalog query; its failure as MPD's error.
+    private func query<T>(_ body: (any LibraryCatalog) throws(CommandFailure) -> T) throws(MPDFailure) -> T {
+        let catalog = try catalog()
+        do throws(CommandFailure) {
+            return try body(catalog)
+        } catch {
+            throw MPDFailure(code(error), error.message)
+        }
+    }
+
+    private func catalog() throws(MPDFailure) -> any LibraryCatalog {
+        guard let catalog = plane.catalog else { throw MPDFailure(52, "there is no music library: no music directory is configured") }
+        return catalog
+    }
+
+    private func librarySong(_ path: String) throws(MPDFailure) -> LibrarySong? {
+        var found: LibrarySong?
+        let file = trimmed(path)
+        try query { (catalog) throws(CommandFailure) in
+            try catalog.songs(SongQuery([TagFilter(.file, file)], matching: .exact)) { song in
+                found = song
+                return false
+            }
+        }
+        return found
+    }
+
+    private func playlists() throws(MPDFailure) -> [StoredPlaylist] {
+        let catalog = try catalog()
+        do throws(CommandFailure) {
+            return try catalog.storedPlaylists()
+        } catch {
+            throw MPDFailure(code(error), error.message)
+        }
+    }
+
+    private func storedPlaylist(_ name: String) throws(MPDFailure) -> StoredPlaylist {
+        guard let playlist = try playlists().first(where: { $0.name == name }) else { throw MPDFailure(50, "No such playlist") }
+        return playlist
+    }
+
+    // MARK: Queue songs
+
+    /// A queue item as MPD shows it: the library's tags when the index has the file.
+    private func song(_ item: QueueItem, position: Int, _ client: Client) throws(MPDFailure) -> String {
+        let path = uri(item.path)
+        var out: String
+        if plane.catalog != nil, let song = try? librarySong(path) {
+            out = MPDSong.block(song, tags: client.tags)
+        } else {
+            out = MPDSong.block(path: path, item.metadata, tags: client.tags)
+        }
+        out += "Pos: \(position)\nId: \(item.id)\n"
+        return out
+    }
+
+    /// A queue path as MPD's URI: relative to the music directory.
+    private func uri(_ path: String) -> String {
+        guard let root = settings.musicDirectory, path.hasPrefix(root + "/") else { return path }
+        return String(path.dropFirst(root.count + 1))
+    }
+
+    /// An MPD URI as the path the queue takes: inside the music directory.
+    private func absolute(_ uri: String) throws(MPDFailure) -> String {
+        if uri.contains("://") { throw MPDFailure(50, "Unsupported URI scheme") }
+        guard let root = settings.musicDirectory else {
+            guard uri.hasPrefix("/") else { throw MPDFailure(50, "No such song: no music directory is configured") }
+            return uri
+        }
+        let relative = trimmed(uri)
+        return relative.isEmpty ? root : root + "/" + relative
+    }
+
+    private func trimmed(_ uri: String) -> String {
+        uri.split(separator: "/", omittingEmptySubsequences: true).joined(separator: "/")
+    }
+
+    /// The id of the item at a queue position, or of the id given.
+    private func itemID(_ text: String, byPosition: Bool) async throws(MPDFailure) -> Int {
+        guard let number = Int(text), number >= 0 else { throw .argument("Number expected: \(text)") }
+        let items = await plane.snapshot().queue.items
+        if byPosition {
+            guard number < items.count else { throw MPDFailure(2, "Bad song index") }
+            return items[number].id
+        }
+        guard items.contains(where: { $0.id == number }) else { throw MPDFailure(50, "No such song") }
+        return number
+    }
+
+    /// An insert position: `N`, or `+N`/`-N` relative to the current song.
+    private func insertPosition(_ text: String) async throws(MPDFailure) -> Int {
+        let queue = await plane.snapshot().queue
+        if text.hasPrefix("+") || text.hasPrefix("-") {
+            guard let offset = Int(text.dropFirst()), let id = queue.currentItemID,
+                  let current = queue.items.firstIndex(where: { $0.id == id }) else {
+                throw .argument("No current song for a relative position: \(text)")
+            }
+            return text.hasPrefix("+") ? current + 1 + offset : max(0, current - offset)
+        }
+        guard let position = Int(text), (0...queue.items.count).contains(position) else { throw MPDFailure(2, "Bad song index") }
+        return position
+    }
+
+    private func positionOption(_ rest: [String]) async throws(MPDFailure) -> Int? {
+        guard !rest.isEmpty else { return nil }
+        guard rest.count == 2, rest[0].lowercased() == "position" else { throw .argument("unexpected arguments: \(rest.joined(separator: " "))") }
+        return try await insertPosition(rest[1])
+    }
+
+    private func windowOption(_ rest: [String]) throws(MPDFailure) -> Range<Int>? {
+        var window: Range<Int>?
+        var index = 0
+        while index + 1 < rest.count {
+            switch rest[index].lowercased() {
+            case "window": window = try MPDFilter.range(rest[index + 1])
+            case "sort": break  // songs come in path order
+            default: throw .argument("unexpected arguments: \(rest.joined(separator: " "))")
+            }
+            index += 2
+        }
+        guard index == rest.count else { throw .argument("unexpected arguments: \(rest.joined(separator: " "))") }
+        return window
+    }
+
+    // MARK: Sending
+
+    private var source: CommandSource { CommandSource("mpd") }
+
+    private func remote(_ request: CommandRequest) async throws(MPDFailure) -> String {
+        try await send(.remote(request))
+    }
+
+    /// Sends a command; a refusal becomes MPD's error.
+    private func send(_ command: Command) async throws(MPDFailure) -> String {
+        let result = await plane.send(command, from: source)
+        if let failure = result.failure { throw MPDFailure(code(failure), failure.message) }
+        switch result.status {
+        case .success: return ""
+        case .disabled: throw MPDFailure(55, "not possible now (the command is disabled)")
+        case .noActionableNowPlayingItem: throw MPDFailure(55, "there is no current song")
+        case .noSuchContent: throw MPDFailure(50, "No such song")
+        case .commandFailed: throw MPDFailure(2, "the player refused the command")
+        }
+    }
+
+    private func code(_ failure: CommandFailure) -> Int {
+        switch failure.code {
+        case .badArgument: 2
+        case .notFound: 50
+        case .forbidden: 4
+        default: 52
+        }
+    }
+
+    // MARK: Arguments
+
+    private func count(_ args: [String], _ exactly: Int) throws(MPDFailure) {
+        try count(args, exactly...exactly)
+    }
+
+    private func count(_ args: [String], _ allowed: ClosedRange<Int>) throws(MPDFailure) {
+        if args.count < allowed.lowerBound { throw .argument("too few arguments") }
+        if args.count > allowed.upperBound { throw .argument("too many arguments") }
+    }
+
+    private func number(_ text: String) throws(MPDFailure) -> Double {
+        guard let value = Double(text), value.isFinite else { throw .argument("Number expected: \(text)") }
+        return value
+    }
+
+    private func boolean(_ text: String) throws(MPDFailure) -> Bool {
+        switch text {
+        case "0": return false
+        case "1": return true
+        default: throw .argument("Boolean (0/1) expected: \(text)")
+        }
+    }
+}

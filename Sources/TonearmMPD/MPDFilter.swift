@@ -1,0 +1,158 @@
+import TonearmControlPlane
+
+/// A command that cannot be carried out: MPD's error number and the message after it.
+struct MPDFailure: Error {
+    var code: Int
+    var message: String
+
+    init(_ code: Int, _ message: String) {
+        self.code = code
+        self.message = message
+    }
+
+    static func argument(_ message: String) -> MPDFailure { MPDFailure(2, message) }
+}
+
+/// The filters of `find`, `search`, `list`, `count`…: MPD's two forms.
+///
+/// - Legacy pairs: `TAG VALUE [TAG VALUE…]`, the tag any of MPD's names (any case), `any`,
+///   `file` or `base`.
+/// - Expressions, one argument each: `(TAG == 'VALUE')`, `(TAG contains 'VALUE')`,
+///   `(base 'DIR')`, `(file == 'PATH')`, and `(EXPR AND EXPR …)`. `==` compares exactly,
+///   `contains` ignores case. `!=`, `starts_with`, `=~`, `!~` and `!` are refused with a
+///   message that says so.
+enum MPDFilter {
+    /// Parses `arguments` into filters, stopping at `sort`, `window` or `group` (returned as
+    /// the rest).
+    static func parse(_ arguments: [String]) throws(MPDFailure) -> (filters: [TagFilter], rest: [String]) {
+        var filters: [TagFilter] = []
+        var index = 0
+        while index < arguments.count {
+            let word = arguments[index]
+            if ["sort", "window", "group", "position"].contains(word.lowercased()) { break }
+            if word.hasPrefix("(") {
+                var parser = Parser(Array(word.unicodeScalars))
+                filters += try parser.expression()
+                index += 1
+            } else {
+                guard let key = FilterKey(named: word) else { throw .argument("Unknown filter type: \(word)") }
+                guard index + 1 < arguments.count else { throw .argument("missing value for \(word)") }
+                filters.append(TagFilter(key, arguments[index + 1]))
+                index += 2
+            }
+        }
+        return (filters, Array(arguments[index...]))
+    }
+
+    /// A filter expression's recursive-descent parser.
+    struct Parser {
+        let text: [Unicode.Scalar]
+        var at = 0
+
+        init(_ text: [Unicode.Scalar]) { self.text = text }
+
+        mutating func expression() throws(MPDFailure) -> [TagFilter] {
+            let filters = try group()
+            skipBlanks()
+            guard at == text.count else { throw .argument("Unparsed garbage after expression") }
+            return filters
+        }
+
+        /// `( … )`: one comparison, or several joined by AND.
+        private mutating func group() throws(MPDFailure) -> [TagFilter] {
+            try expect("(")
+            skipBlanks()
+            if peek == "(" {
+                var filters = try group()
+                while true {
+                    skipBlanks()
+                    if peek == ")" {
+                        at += 1
+                        return filters
+                    }
+                    let word = self.word()
+                    guard word == "AND" else {
+                        throw .argument(word.isEmpty ? "')' expected" : "only AND joins expressions here, not '\(word)'")
+                    }
+                    skipBlanks()
+                    filters += try group()
+                }
+            }
+            if peek == "!" { throw .argument("negated expressions ('!') are not supported") }
+            let name = word()
+            guard let key = FilterKey(named: name) else { throw .argument("Unknown filter type: \(name)") }
+            skipBlanks()
+            let filter: TagFilter
+            if key == .base {
+                filter = TagFilter(.base, try quoted())
+            } else {
+                let operation = word()
+                skipBlanks()
+                let value = try quoted()
+                switch operation {
+                case "==": filter = TagFilter(key, value, matching: .exact)
+                case "contains": filter = TagFilter(key, value, matching: .substring)
+                case "!=", "starts_with", "=~", "!~", "eq_cs", "eq_ci":
+                    throw .argument("the operator '\(operation)' is not supported; use == or contains")
+                default:
+                    throw .argument("Unknown filter operator: \(operation)")
+                }
+            }
+            skipBlanks()
+            try expect(")")
+            return [filter]
+        }
+
+        private var peek: Unicode.Scalar? { at < text.count ? text[at] : nil }
+
+        private mutating func skipBlanks() {
+            while let c = peek, c == " " || c == "\t" { at += 1 }
+        }
+
+        private mutating func expect(_ c: Unicode.Scalar) throws(MPDFailure) {
+            skipBlanks()
+            guard peek == c else { throw .argument("'\(c)' expected") }
+            at += 1
+        }
+
+        /// Letters, digits and the operator characters, up to a blank, a quote or a bracket.
+        private mutating func word() -> String {
+            var out = String.UnicodeScalarView()
+            while let c = peek, c != " ", c != "\t", c != "'", c != "\"", c != "(", c != ")" {
+                out.append(c)
+                at += 1
+            }
+            return String(out)
+        }
+
+        /// `'…'` or `"…"`, a backslash taking the next character as it is.
+        private mutating func quoted() throws(MPDFailure) -> String {
+            guard let quote = peek, quote == "'" || quote == "\"" else { throw .argument("quoted string expected") }
+            at += 1
+            var out = String.UnicodeScalarView()
+            while let c = peek {
+                at += 1
+                if c == "\\", let next = peek {
+                    out.append(next)
+                    at += 1
+                } else if c == quote {
+                    return String(out)
+                } else {
+                    out.append(c)
+                }
+            }
+            throw .argument("closing quote expected")
+        }
+    }
+
+    /// `START:END` (END may be left out: to the end) or a single `POS`.
+    static func range(_ text: String) throws(MPDFailure) -> Range<Int> {
+        let parts = text.split(separator: ":", omittingEmptySubsequences: false)
+        guard let start = Int(parts[0]), start >= 0 else { throw .argument("Number expected: \(text)") }
+        if parts.count == 1 { return start..<(start + 1) }
+        guard parts.count == 2 else { throw .argument("Bad range: \(text)") }
+        if parts[1].isEmpty { return start..<Int.max }
+        guard let end = Int(parts[1]), end >= start else { throw .argument("Bad range: \(text)") }
+        return start..<end
+    }
+}

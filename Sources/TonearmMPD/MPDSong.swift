@@ -1,0 +1,74 @@
+#if canImport(Glibc)
+import Glibc
+#endif
+import TonearmControlPlane
+import TonearmPlayer
+
+/// Songs as MPD words them: `file` first, `Last-Modified`, `Format`, the tags the client
+/// enabled, `Time` and `duration`.
+enum MPDSong {
+    /// The tags MPD offers, in its order (MusicBrainz ids last); `tagtypes` lists them.
+    static let tagOrder: [Tag] = [
+        .artist, .artistSort, .album, .albumSort, .albumArtist, .albumArtistSort, .title, .titleSort, .track, .name,
+        .genre, .date, .originalDate, .composer, .composerSort, .performer, .conductor, .work, .grouping, .comment,
+        .disc, .label, .musicBrainzArtistID, .musicBrainzAlbumID, .musicBrainzAlbumArtistID, .musicBrainzTrackID,
+        .musicBrainzReleaseTrackID, .musicBrainzWorkID,
+    ]
+
+    static func block(_ song: LibrarySong, tags enabled: [Tag]) -> String {
+        var out = "file: \(song.path)\nLast-Modified: \(time(song.modified))\n"
+        if song.sampleRate > 0 { out += "Format: \(song.sampleRate):\(song.bitsPerSample):\(song.channels)\n" }
+        let wanted = Set(enabled)
+        for (tag, value) in song.tags where wanted.contains(tag) { out += "\(tag.rawValue): \(oneLine(value))\n" }
+        if let duration = song.duration {
+            out += "Time: \(Int(duration.rounded()))\nduration: \(decimal(duration))\n"
+        }
+        return out
+    }
+
+    /// A song known only by the queue's metadata (a file the index does not have).
+    static func block(path: String, _ metadata: TrackMetadata, tags enabled: [Tag]) -> String {
+        var out = "file: \(path)\n"
+        let wanted = Set(enabled)
+        let fields: [(Tag, String?)] = [
+            (.artist, metadata.artist), (.album, metadata.album), (.albumArtist, metadata.albumArtist),
+            (.title, metadata.title), (.track, metadata.trackNumber.map(String.init)), (.disc, metadata.discNumber.map(String.init)),
+        ]
+        for (tag, value) in fields where wanted.contains(tag) {
+            if let value { out += "\(tag.rawValue): \(oneLine(value))\n" }
+        }
+        if let duration = metadata.duration {
+            out += "Time: \(Int(duration.rounded()))\nduration: \(decimal(duration))\n"
+        }
+        return out
+    }
+
+    /// A value on one line: MPD's answers are lines, so a newline in a tag becomes a space.
+    static func oneLine(_ value: String) -> String {
+        value.contains("\n") ? value.split(separator: "\n", omittingEmptySubsequences: false).joined(separator: " ") : value
+    }
+
+    /// Seconds with three decimals, as MPD writes times.
+    static func decimal(_ seconds: Double) -> String {
+        let millis = Int((max(0, seconds) * 1000).rounded())
+        let fraction = String(millis % 1000)
+        return "\(millis / 1000).\(String(repeating: "0", count: 3 - fraction.count))\(fraction)"
+    }
+
+    /// ISO 8601 in UTC, as MPD's `Last-Modified`.
+    static func time(_ epochSeconds: Int) -> String {
+        var seconds = time_t(epochSeconds)
+        var parts = tm()
+        gmtime_r(&seconds, &parts)
+        func two(_ n: Int32) -> String { n < 10 ? "0\(n)" : "\(n)" }
+        return "\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday))T\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec))Z"
+    }
+
+    /// Bits per sample from ALSA's sample format name ("S16_LE" → 16, "S24_3LE" → 24);
+    /// "f" for float, as MPD says it.
+    static func bits(_ format: String) -> String {
+        if format.hasPrefix("FLOAT") { return "f" }
+        let digits = format.dropFirst().prefix { $0.isNumber }
+        return digits.isEmpty ? format : String(digits)
+    }
+}

@@ -1,0 +1,178 @@
+import Foundation
+import TestSupport
+import XCTest
+
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// The MPD server through Debian's `mpc` against the real daemon on the paced device: status,
+/// playback, the queue, browsing and searching the library, volume and options, `idle`.
+final class DaemonMPDTests: XCTestCase {
+    /// Two artists × two albums × two five-second tracks.
+    private func writeTree(_ directory: String) throws {
+        let samples = FLACFixture(frames: 44100 * 5, sampleRate: 44100, channels: 2).samples()
+        for a in 1...2 {
+            for b in 1...2 {
+                for t in 1...2 {
+                    let path = "\(directory)/Artist \(a)/Album \(a)-\(b)/\(t).flac"
+                    try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent,
+                                                            withIntermediateDirectories: true)
+                    try LibFLACEncoder.write(samples, to: path, sampleRate: 44100, channels: 2, bits: 16, tags: [
+                        ("ALBUMARTIST", "Artist \(a)"), ("ARTIST", "Artist \(a)"), ("ALBUM", "Album \(a)-\(b)"),
+                        ("TITLE", "Song \(t) of \(a)-\(b)"), ("TRACKNUMBER", "\(t)"), ("GENRE", a == 1 ? "Blues" : "Jazz"),
+                    ])
+                }
+            }
+        }
+    }
+
+    /// A TCP port nothing listens on now: bound to port 0 and let go.
+    private func freePort() throws -> Int {
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        guard fd >= 0 else { throw TestSupportError("socket: \(errno)") }
+        defer { close(fd) }
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
+        let bound = withUnsafeMutablePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
+        }
+        guard bound else { throw TestSupportError("bind: \(errno)") }
+        return Int(UInt16(bigEndian: address.sin_port))
+    }
+
+    private struct MPC {
+        let port: Int
+
+        @discardableResult
+        func run(_ arguments: String..., timeout: Double = 15) throws -> String {
+            try run(arguments, timeout: timeout)
+        }
+
+        @discardableResult
+        func run(_ arguments: [String], timeout: Double = 15) throws -> String {
+            let result = try runProcess("/usr/bin/mpc", ["-h", "127.0.0.1", "-p", String(port)] + arguments, environment: [:], timeout: timeout)
+            guard result.status == 0 else { throw TestSupportError("mpc \(arguments.joined(separator: " ")): \(result)") }
+            return result.stdout
+        }
+
+        func start(_ arguments: String...) throws -> RunningProcess {
+            try RunningProcess("/usr/bin/mpc", ["-h", "127.0.0.1", "-p", String(port)] + arguments, environment: [:])
+        }
+    }
+
+    /// Runs `mpc ARGUMENTS` until its output holds `what` (errors count as not yet: the server
+    /// may still be starting).
+    private func waitFor(_ mpc: MPC, _ what: String, in arguments: String..., timeout: Double = 10) throws -> String {
+        var last = ""
+        let seen = waitUntil(timeout: timeout) {
+            do {
+                last = try mpc.run(arguments)
+            } catch {
+                last = "\(error)"
+                return false
+            }
+            return last.contains(what)
+        }
+        XCTAssertTrue(seen, "mpc \(arguments.joined(separator: " ")) never said \(what); last: \(last)")
+        return last
+    }
+
+    func testMpcDrivesThePlayerAndBrowsesTheLibrary() throws {
+        let world = try DaemonBench(start: false)
+        let music = world.path("music")
+        try writeTree(music)
+        let port = try freePort()
+        world.daemon.arguments = ["--music-dir", music, "--mpd-port", String(port)]
+        try world.daemon.start()
+        let mpc = MPC(port: port)
+        _ = try waitFor(mpc, "volume", in: "status")
+        try mpc.run("update", "--wait", timeout: 30)
+
+        XCTAssertEqual(try mpc.run("ls"), "Artist 1\nArtist 2\n")
+        XCTAssertEqual(try mpc.run("ls", "Artist 2/Album 2-1"), "Artist 2/Album 2-1/1.flac\nArtist 2/Album 2-1/2.flac\n")
+        XCTAssertEqual(try mpc.run("list", "album"), "Album 1-1\nAlbum 1-2\nAlbum 2-1\nAlbum 2-2\n")
+        XCTAssertEqual(try mpc.run("list", "album", "genre", "Jazz"), "Album 2-1\nAlbum 2-2\n")
+        XCTAssertEqual(try mpc.run("find", "album", "Album 1-2"), "Artist 1/Album 1-2/1.flac\nArtist 1/Album 1-2/2.flac\n")
+        XCTAssertEqual(try mpc.run("find", "album", "album 1-2"), "", "find is case-sensitive")
+        XCTAssertEqual(try mpc.run("search", "title", "SONG 2 OF 2"), "Artist 2/Album 2-1/2.flac\nArtist 2/Album 2-2/2.flac\n")
+        let stats = try mpc.run("stats")
+        XCTAssertTrue(stats.contains("Artists:      2") && stats.contains("Albums:       4") && stats.contains("Songs:        8"), stats)
+
+        // The queue, and playing it.
+        try mpc.run("add", "Artist 1/Album 1-1")
+        try mpc.run("findadd", "album", "Album 2-2")
+        XCTAssertEqual(try mpc.run("playlist"), """
+            Artist 1 - Song 1 of 1-1
+            Artist 1 - Song 2 of 1-1
+            Artist 2 - Song 1 of 2-2
+            Artist 2 - Song 2 of 2-2
+
+            """)
+        try mpc.run("play")
+        _ = try waitFor(mpc, "[playing] #1/4", in: "status")
+        XCTAssertEqual(try mpc.run("current"), "Artist 1 - Song 1 of 1-1\n")
+        XCTAssertEqual(try world.statusJSON().string("state"), "playing", "the control plane says the same")
+        try mpc.run("play", "3")
+        _ = try waitFor(mpc, "Song 1 of 2-2", in: "current")
+        try mpc.run("next", timeout: 15)
+        try mpc.run("prev")
+        _ = try waitFor(mpc, "[playing] #3/4", in: "status")
+
+        // Volume and options, seen through the control plane too.
+        try mpc.run("volume", "40")
+        XCTAssertTrue(try mpc.run("status").contains("volume: 40%"))
+        XCTAssertEqual(try world.statusJSON().int("volume"), 40)
+        try mpc.run("repeat", "on")
+        try mpc.run("random", "on")
+        let options = try mpc.run("status")
+        XCTAssertTrue(options.contains("repeat: on") && options.contains("random: on"), options)
+        try mpc.run("random", "off")
+
+        // idle hears the change another client makes.
+        let idle = try mpc.start("idle", "mixer")
+        sleepSeconds(0.3)
+        try mpc.run("volume", "30")
+        let heard = idle.wait(timeout: 5)
+        XCTAssertEqual(heard.stdout, "mixer\n", "\(heard)")
+
+        try mpc.run("pause")
+        _ = try waitFor(mpc, "[paused]", in: "status")
+        try mpc.run("del", "1")
+        XCTAssertEqual(try mpc.run("playlist").split(separator: "\n").count, 3)
+        try mpc.run("clear")
+        XCTAssertEqual(try mpc.run("playlist"), "")
+        let stopped = try mpc.run("status")
+        XCTAssertFalse(stopped.contains("[playing]") || stopped.contains("[paused]"), stopped)
+        XCTAssertTrue(world.daemon.isRunning)
+    }
+
+    func testTheServerRefusesWhatMPDRefusesAndKeepsServing() throws {
+        let world = try DaemonBench(jack: false, device: "null", start: false)
+        let port = try freePort()
+        world.daemon.arguments = ["--mpd-port", String(port)]
+        try world.daemon.start()
+        let mpc = MPC(port: port)
+        _ = try waitFor(mpc, "volume", in: "status")
+        // Random bytes, an unknown command, a client that goes at once: the next is served.
+        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+        var address = sockaddr_in()
+        address.sin_family = sa_family_t(AF_INET)
+        address.sin_port = in_port_t(UInt16(port).bigEndian)
+        address.sin_addr.s_addr = inet_addr("127.0.0.1")
+        let connected = withUnsafePointer(to: &address) {
+            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+        }
+        XCTAssertTrue(connected, "connect to 127.0.0.1:\(port): errno \(errno)")
+        var garbage = (0..<5000).map { _ in UInt8.random(in: 0...255) }
+        garbage += Array("\nfrobnicate\n".utf8)
+        _ = garbage.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }
+        close(fd)
+        let status = try mpc.run("status")
+        XCTAssertTrue(status.contains("volume:100%"), status)
+        XCTAssertThrowsError(try mpc.run("ls"), "no library: an error, not a crash")
+        XCTAssertTrue(world.daemon.isRunning)
+    }
+}

@@ -1,0 +1,181 @@
+import TestSupport
+import TonearmControlPlane
+@testable import TonearmMPD
+import TonearmNetwork
+import TonearmPlayer
+import XCTest
+
+/// MPD commands against a test control plane: what each sends, and how the answers are worded.
+final class MPDCommandsTests: XCTestCase {
+    private func state(playing: Bool = true) -> ControlState {
+        var state = ControlState()
+        state.queue = QueueState(version: 7, items: [
+            QueueItem(id: 3, path: "/music/A/01.flac", metadata: TrackMetadata(title: "One", artist: "Ann", duration: 61.5)),
+            QueueItem(id: 9, path: "/music/A/02.flac", metadata: TrackMetadata(title: "Two", artist: "Ann", trackNumber: 2, duration: 30)),
+        ], currentItemID: 9, currentIndex: 1)
+        state.transport = playing ? .playing : .paused
+        state.nowPlaying = NowPlayingInfo(title: "Two", duration: 30, elapsed: 12.25, rate: playing ? 1 : 0, timestamp: 1e12)
+        state.volume = 42
+        state.repeatMode = .all
+        return state
+    }
+
+    private func answer(_ plane: TestControlPlane, _ lines: [String], list: Bool = false, listOK: Bool = false,
+                        client: Int = 1, commands: MPDCommands? = nil, password: String? = nil) async throws -> [String] {
+        let commands = commands ?? MPDCommands(plane: plane, settings: MPDSettings(password: password, musicDirectory: "/music"))
+        let parsed = try lines.map { line -> MPDCommand in
+            let words = try MPDTokens.split(Array(line.utf8))
+            return MPDCommand(words[0], Array(words.dropFirst()))
+        }
+        let (text, _) = await commands.answer(MPDRequest(clientID: client, commands: parsed, isList: list, listOK: listOK))
+        return text.split(separator: "\n", omittingEmptySubsequences: false).dropLast().map(String.init)
+    }
+
+    /// The answer to `lines` is `expected`, line by line.
+    private func expect(_ plane: TestControlPlane, _ lines: [String], _ expected: [String], list: Bool = false, listOK: Bool = false,
+                        client: Int = 1, commands: MPDCommands? = nil, file: StaticString = #filePath, line: UInt = #line) async throws {
+        let got = try await answer(plane, lines, list: list, listOK: listOK, client: client, commands: commands)
+        XCTAssertEqual(got, expected, file: file, line: line)
+    }
+
+    func testStatusSaysWhatMPDSays() async throws {
+        let plane = TestControlPlane(state())
+        let lines = try await answer(plane, ["status"])
+        XCTAssertEqual(Array(lines.prefix(12)), [
+            "volume: 42", "repeat: 1", "random: 0", "single: 0", "consume: 0", "partition: default", "playlist: 7",
+            "playlistlength: 2", "mixrampdb: 0.000000", "state: play", "song: 1", "songid: 9",
+        ])
+        XCTAssertTrue(lines.contains("duration: 30.000"), "\(lines)")
+        XCTAssertTrue(lines.contains { $0.hasPrefix("elapsed: ") }, "\(lines)")
+        // Repeat all wraps: the next song is the first.
+        XCTAssertTrue(lines.contains("nextsong: 0") && lines.contains("nextsongid: 3"), "\(lines)")
+        XCTAssertEqual(lines.last, "OK")
+
+        let stopped = TestControlPlane(ControlState())
+        let empty = try await answer(stopped, ["status"])
+        XCTAssertTrue(empty.contains("state: stop"))
+        XCTAssertFalse(empty.contains { $0.hasPrefix("song") || $0.hasPrefix("time") || $0.hasPrefix("elapsed") }, "\(empty)")
+    }
+
+    func testCurrentSongAndQueueListingsNameFilesRelativeToTheMusicDirectory() async throws {
+        let plane = TestControlPlane(state())
+        try await expect(plane, ["currentsong"], [
+            "file: A/02.flac", "Artist: Ann", "Title: Two", "Track: 2", "Time: 30", "duration: 30.000", "Pos: 1", "Id: 9", "OK",
+        ])
+        try await expect(plane, ["playlist"], ["0:file: A/01.flac", "1:file: A/02.flac", "OK"])
+        let info = try await answer(plane, ["playlistinfo 0"])
+        XCTAssertEqual(info.first, "file: A/01.flac")
+        XCTAssertTrue(info.contains("Time: 62") && info.contains("duration: 61.500") && info.contains("Id: 3"), "\(info)")
+        try await expect(plane, ["playlistinfo 5"], ["ACK [2@0] {playlistinfo} Bad song index"])
+        try await expect(plane, ["plchangesposid 6"], ["cpos: 0", "Id: 3", "cpos: 1", "Id: 9", "OK"])
+        try await expect(plane, ["plchanges 7"], ["OK"])
+    }
+
+    func testTransportAndOptionsBecomeControlPlaneCommands() async throws {
+        let plane = TestControlPlane(state())
+        for line in ["play", "play 0", "playid 9", "pause", "pause 1", "pause 0", "stop", "next", "previous",
+                     "setvol 55", "volume -5", "repeat 0", "random 1", "seekcur 20", "deleteid 3", "delete 0:2",
+                     "moveid 9 0", "clear", "add \"B/x.flac\" 1"] {
+            let lines = try await answer(plane, [line])
+            XCTAssertEqual(lines, ["OK"], line)
+        }
+        XCTAssertEqual(plane.commands, [
+            .remote(CommandRequest(.play)), .queue(.play(itemID: 3)), .queue(.play(itemID: 9)),
+            .remote(CommandRequest(.togglePlayPause)), .remote(CommandRequest(.pause)), .remote(CommandRequest(.play)),
+            .remote(CommandRequest(.stop)), .remote(CommandRequest(.nextTrack)), .remote(CommandRequest(.previousTrack)),
+            .volume(.set(55)), .volume(.step(-5)), .remote(CommandRequest(.changeRepeatMode, repeatMode: .off)),
+            .remote(CommandRequest(.changeShuffleMode, shuffle: true)), .remote(CommandRequest(.changePlaybackPosition, position: 20)),
+            .queue(.remove(itemIDs: [3])), .queue(.remove(itemIDs: [3, 9])), .queue(.move(itemID: 9, to: 0)), .queue(.clear),
+            .queue(.add(paths: ["/music/B/x.flac"], at: 1)),
+        ])
+        XCTAssertTrue(plane.received.allSatisfy { $0.source == "mpd" })
+    }
+
+    func testBadArgumentsAndDisabledCommandsGetMPDsErrors() async throws {
+        let plane = TestControlPlane(state())
+        plane.disable([.nextTrack])
+        try await expect(plane, ["next"], ["ACK [55@0] {next} not possible now (the command is disabled)"])
+        try await expect(plane, ["setvol 101"], ["ACK [2@0] {setvol} Invalid volume value: 101"])
+        try await expect(plane, ["playid 77"], ["ACK [50@0] {playid} No such song"])
+        try await expect(plane, ["repeat maybe"], ["ACK [2@0] {repeat} Boolean (0/1) expected: maybe"])
+        try await expect(plane, ["frobnicate"], ["ACK [5@0] {frobnicate} unknown command \"frobnicate\""])
+        try await expect(plane, ["add \"http://radio/x\""], ["ACK [50@0] {add} Unsupported URI scheme"])
+        try await expect(plane, ["lsinfo"], ["ACK [52@0] {lsinfo} there is no music library: no music directory is configured"])
+    }
+
+    func testACommandListStopsAtItsFirstErrorAndNamesIt() async throws {
+        let plane = TestControlPlane(state())
+        try await expect(plane, ["setvol 10", "ping", "setvol x", "setvol 20"], [
+            "list_OK", "list_OK", "ACK [2@2] {setvol} Invalid volume value: x",
+        ], list: true, listOK: true)
+        XCTAssertEqual(plane.commands, [.volume(.set(10))])
+        try await expect(plane, ["ping", "getvol"], ["volume: 42", "OK"], list: true)
+    }
+
+    func testWithAPasswordOnlyTheOpenCommandsWorkUntilItIsGiven() async throws {
+        let plane = TestControlPlane(state())
+        let commands = MPDCommands(plane: plane, settings: MPDSettings(password: "secret", musicDirectory: "/music"))
+        try await expect(plane, ["status"], ["ACK [4@0] {status} you don't have permission for \"status\""], commands: commands)
+        try await expect(plane, ["ping"], ["OK"], commands: commands)
+        let open = try await answer(plane, ["commands"], commands: commands)
+        XCTAssertEqual(open, ["command: close", "command: commands", "command: notcommands", "command: password", "command: ping",
+                              "command: tagtypes", "OK"])
+        let closed = try await answer(plane, ["notcommands"], commands: commands)
+        XCTAssertTrue(closed.contains("command: status"))
+        try await expect(plane, ["password wrong"], ["ACK [3@0] {password} incorrect password"], commands: commands)
+        try await expect(plane, ["password secret"], ["OK"], commands: commands)
+        try await expect(plane, ["getvol"], ["volume: 42", "OK"], commands: commands)
+        // Another connection has not given it.
+        let other = try await answer(plane, ["getvol"], client: 2, commands: commands)
+        XCTAssertEqual(other.first?.hasPrefix("ACK [4@0]"), true)
+        XCTAssertEqual(plane.commands, [])
+    }
+
+    func testTagTypesAreChosenPerConnection() async throws {
+        let plane = TestControlPlane(state())
+        let commands = MPDCommands(plane: plane, settings: MPDSettings(musicDirectory: "/music"))
+        let all = try await answer(plane, ["tagtypes"], commands: commands)
+        XCTAssertEqual(all.first, "tagtype: Artist")
+        XCTAssertEqual(all.dropLast().last, "tagtype: MUSICBRAINZ_WORKID")
+        try await expect(plane, ["tagtypes clear", "tagtypes enable title Track"], ["OK"], list: true, commands: commands)
+        try await expect(plane, ["tagtypes"], ["tagtype: Title", "tagtype: Track", "OK"], commands: commands)
+        try await expect(plane, ["currentsong"], [
+            "file: A/02.flac", "Title: Two", "Track: 2", "Time: 30", "duration: 30.000", "Pos: 1", "Id: 9", "OK",
+        ], commands: commands)
+        try await expect(plane, ["tagtypes enable colour"], ["ACK [2@0] {tagtypes} Unknown tag type: colour"], commands: commands)
+        let others = try await answer(plane, ["tagtypes"], client: 2, commands: commands)
+        XCTAssertEqual(others.count, MPDSong.tagOrder.count + 1)
+    }
+
+    func testFiltersInBothForms() throws {
+        let (legacy, rest) = try MPDFilter.parse(["artist", "Ann", "ALBUM", "x y", "window", "0:5"])
+        XCTAssertEqual(legacy, [TagFilter(.tag(.artist), "Ann"), TagFilter(.tag(.album), "x y")])
+        XCTAssertEqual(rest, ["window", "0:5"])
+        let (expression, _) = try MPDFilter.parse([#"((artist == 'A \'B\'') AND (album contains "y") AND (base 'Dir'))"#])
+        XCTAssertEqual(expression, [
+            TagFilter(.tag(.artist), "A 'B'", matching: .exact), TagFilter(.tag(.album), "y", matching: .substring),
+            TagFilter(.base, "Dir"),
+        ])
+        XCTAssertThrowsError(try MPDFilter.parse(["(artist != 'x')"]))
+        XCTAssertThrowsError(try MPDFilter.parse(["(!(artist == 'x'))"]))
+        XCTAssertThrowsError(try MPDFilter.parse(["(artist == 'x'"]))
+        XCTAssertThrowsError(try MPDFilter.parse(["((artist == 'x') OR (album == 'y'))"]))
+        XCTAssertThrowsError(try MPDFilter.parse(["colour", "red"]))
+        XCTAssertThrowsError(try MPDFilter.parse(["artist"]))
+        XCTAssertEqual(try MPDFilter.range("3"), 3..<4)
+        XCTAssertEqual(try MPDFilter.range("2:5"), 2..<5)
+        XCTAssertEqual(try MPDFilter.range("2:"), 2..<Int.max)
+        XCTAssertThrowsError(try MPDFilter.range("5:2"))
+    }
+
+    func testTimesAndValuesAreWordedAsMPDWordsThem() {
+        XCTAssertEqual(MPDSong.decimal(0), "0.000")
+        XCTAssertEqual(MPDSong.decimal(61.5), "61.500")
+        XCTAssertEqual(MPDSong.decimal(2.0005), "2.001")
+        XCTAssertEqual(MPDSong.time(0), "1970-01-01T00:00:00Z")
+        XCTAssertEqual(MPDSong.time(1_700_000_000), "2023-11-14T22:13:20Z")
+        XCTAssertEqual(MPDSong.bits("S24_3LE"), "24")
+        XCTAssertEqual(MPDSong.bits("FLOAT_LE"), "f")
+        XCTAssertEqual(MPDSong.oneLine("a\nb"), "a b")
+    }
+}
