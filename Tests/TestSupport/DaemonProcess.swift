@@ -277,8 +277,11 @@ public final class DaemonProcess: @unchecked Sendable {
         if let process, process.isRunning { throw TestSupportError("tonearmd is already running (pid \(process.pid))") }
         launches += 1
         let log = logPath()
+        // The MPD server is on by default at 6600: off unless the test asks for it, so daemons
+        // of other tests (and a real mpd) never meet on the port.
+        let mpd = arguments.contains("--mpd-port") ? [] : ["--mpd-port", "0"]
         let child = try RunningProcess(try tonearmdBinary(),
-                                       ["--device", device, "--socket", socketPath, "--state-dir", stateDirectory] + arguments,
+                                       ["--device", device, "--socket", socketPath, "--state-dir", stateDirectory] + mpd + arguments,
                                        environment: environment, stdoutPath: log, stderrPath: log)
         process = child
         let deadline = monotonicSeconds() + timeout

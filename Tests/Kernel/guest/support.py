@@ -88,8 +88,11 @@ class Daemon:
         self.profile = os.path.join(self.dir, "board.toml")
         with open(self.profile, "w") as f:
             f.write(profile)
+        # The MPD server (on by default at 6600) is off unless a test asks: two daemons of a
+        # test never meet on the port.
+        mpd = [] if "--mpd-port" in args else ["--mpd-port", "0"]
         command = [TONEARMD, "--config", self.profile, "--socket", self.socket,
-                   "--state-dir", os.path.join(self.dir, "state"), "--log-level", "debug", *args]
+                   "--state-dir", os.path.join(self.dir, "state"), "--log-level", "debug", *mpd, *args]
         if music_dir:
             command += ["--music-dir", music_dir]
         self.log_file = open(self.log_path, "wb")
