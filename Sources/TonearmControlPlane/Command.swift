@@ -19,6 +19,9 @@ public enum Command: Sendable, Equatable {
     case queue(QueueEdit)
     /// The picture of an artwork id, as `Artwork.id` names it.
     case artwork(id: String)
+    /// A file's own picture (`embedded`), or the cover file beside it: MPD's `readpicture` and
+    /// `albumart`. The payload is `.artwork` (its id empty), or `.none` when there is none.
+    case picture(path: String, embedded: Bool)
     /// Scans the music directory, or a directory or file in it, for what changed.
     case updateLibrary(path: String?)
     /// An audio session of the sending client (its `CommandSource.client`).

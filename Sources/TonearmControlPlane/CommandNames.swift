@@ -155,6 +155,7 @@ extension Command: CustomStringConvertible {
         case .mute, .ignition: return name?.rawValue ?? "?"
         case .queue(let edit): return "queue \(edit)"
         case .artwork(let id): return "artwork \(id)"
+        case .picture(let path, let embedded): return "\(embedded ? "picture" : "cover") \(path)"
         case .updateLibrary(let path): return path.map { "update \($0)" } ?? "update"
         case .session(let command): return "session \(command)"
         }

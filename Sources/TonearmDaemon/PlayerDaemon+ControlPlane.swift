@@ -47,6 +47,16 @@ extension PlayerDaemon: ControlPlane {
             } catch {
                 return .failed(error.failureCode, error.description)
             }
+        case .picture(let path, let embedded):
+            do throws(LibraryError) {
+                // A file without one: success, and no picture.
+                guard let picture = try MusicLibrary.picture(of: path, embedded: embedded, musicDirectory: settings.musicDirectory) else {
+                    return CommandResult(status: .success)
+                }
+                return CommandResult(status: .success, payload: .artwork(id: "", mimeType: picture.mimeType, bytes: picture.bytes))
+            } catch {
+                return .failed(error.failureCode, error.description)
+            }
         case .updateLibrary(let path):
             return updateLibrary(path)
         case .session(let sessionCommand):

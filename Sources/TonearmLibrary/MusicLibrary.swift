@@ -86,6 +86,30 @@ public enum MusicLibrary {
         try LibraryScan(musicDirectory: musicDirectory).resolve(path)
     }
 
+    /// A file's own picture (its front cover, else its first: `embedded`), or the cover file
+    /// beside it (`cover.jpg`, `folder.png`…); nil when it has none. `path` is checked as
+    /// `tracks(at:musicDirectory:)` checks it.
+    public static func picture(of path: String, embedded: Bool, musicDirectory: String?)
+        throws(LibraryError) -> (mimeType: String, bytes: [UInt8])? {
+        let scan = try LibraryScan(musicDirectory: musicDirectory)
+        let resolved = try scan.resolve(path)
+        if embedded {
+            let decoder: FLACDecoder
+            do {
+                decoder = try FLACDecoder(path: resolved, keepPictureData: true)
+            } catch {
+                throw .notPlayable(resolved, cause: flacCause(error))
+            }
+            guard let picture = Artwork.displayPicture(decoder.info.pictures), let data = picture.data else { return nil }
+            let mimeType = picture.mimeType.isEmpty ? ImageHeader.parse(data)?.mimeType ?? "" : picture.mimeType
+            return (mimeType, data)
+        }
+        let directory = parentDirectory(resolved)
+        let names = ((try? FileSystem.entries(directory)) ?? []).map(\.name).filter { !$0.hasPrefix(".") }
+        guard let cover = Artwork.coverFile(directory: directory, names: names, musicDirectory: scan.root) else { return nil }
+        return (cover.mimeType, try Artwork.bytes(of: cover))
+    }
+
     /// The image bytes of a cover found by a scan. Throws `artworkUnavailable` if the file is
     /// gone or no longer holds the image the scan saw (its id would lie): scan again.
     public static func artworkBytes(_ source: ArtworkSource) throws(LibraryError) -> [UInt8] {
