@@ -32,7 +32,12 @@ final class MPDCommands {
         var authorized: Bool
         /// The tags song answers carry (`tagtypes`), in MPD's order.
         var tags: [Tag]
+        /// The most bytes of a picture one `albumart` or `readpicture` answer carries.
+        var binaryLimit = 8192
     }
+
+    /// The picture last read, for the chunks that follow: a client reads a cover 8 KiB at a time.
+    private var lastPicture: (path: String, embedded: Bool, mimeType: String, bytes: [UInt8])?
 
     /// The commands that work without the password.
     static let open: Set<String> = ["ping", "close", "password", "commands", "notcommands", "tagtypes"]
@@ -40,13 +45,13 @@ final class MPDCommands {
     /// Every command served, sorted as `commands` lists them. `close`, `idle`, `noidle` and the
     /// command lists are the connection's own.
     static let served: [String] = [
-        "add", "addid", "clear", "clearerror", "close", "command_list_begin", "command_list_end",
-        "command_list_ok_begin", "commands", "count", "currentsong", "decoders", "delete", "deleteid", "find",
+        "add", "addid", "albumart", "binarylimit", "clear", "clearerror", "close", "command_list_begin", "command_list_end",
+        "command_list_ok_begin", "commands", "consume", "count", "currentsong", "decoders", "delete", "deleteid", "find",
         "findadd", "getvol", "idle", "list", "listall", "listallinfo", "listplaylist", "listplaylistinfo",
         "listplaylists", "load", "lsinfo", "move", "moveid", "next", "noidle", "notcommands", "outputs",
         "password", "pause", "ping", "play", "playid", "playlist", "playlistid", "playlistinfo", "plchanges",
-        "plchangesposid", "previous", "random", "repeat", "rescan", "search", "searchadd", "seek", "seekcur",
-        "seekid", "setvol", "stats", "status", "stop", "tagtypes", "update", "urlhandlers", "volume",
+        "plchangesposid", "previous", "random", "readpicture", "repeat", "rescan", "search", "searchadd", "seek", "seekcur",
+        "seekid", "setvol", "single", "stats", "status", "stop", "tagtypes", "update", "urlhandlers", "volume",
     ]
 
     init(plane: any ControlPlane, settings: MPDSettings) {
@@ -57,23 +62,56 @@ final class MPDCommands {
     func forget(_ client: Int) { clients[client] = nil }
 
     /// The whole answer to a request, and whether the connection closes after it.
-    func answer(_ request: MPDRequest) async -> (String, close: Bool) {
+    func answer(_ request: MPDRequest) async -> ([UInt8], close: Bool) {
         var client = clients[request.clientID] ?? Client(authorized: settings.password == nil, tags: MPDSong.tagOrder)
         defer { clients[request.clientID] = client }
-        var out = ""
+        var out: [UInt8] = []
         for (index, command) in request.commands.enumerated() {
             if command.name == "close" { return (out, true) }
             do throws(MPDFailure) {
                 guard client.authorized || Self.open.contains(command.name) else {
                     throw MPDFailure(4, "you don't have permission for \"\(command.name)\"")
                 }
-                out += try await run(command, &client)
-                if request.listOK { out += "list_OK\n" }
+                if command.name == "albumart" || command.name == "readpicture" {
+                    out += try await picture(command, client)
+                } else {
+                    out += Array(try await run(command, &client).utf8)
+                }
+                if request.listOK { out += Array("list_OK\n".utf8) }
             } catch {
-                return (out + MPDError.line(error.code, index: index, command: command.name, error.message), false)
+                return (out + Array(MPDError.line(error.code, index: index, command: command.name, error.message).utf8), false)
             }
         }
-        return (out + "OK\n", false)
+        return (out + Array("OK\n".utf8), false)
+    }
+
+    /// `albumart URI OFFSET` (the cover file beside the song) and `readpicture URI OFFSET` (the
+    /// song's own picture): a chunk from OFFSET, at most the client's `binarylimit`.
+    private func picture(_ command: MPDCommand, _ client: Client) async throws(MPDFailure) -> [UInt8] {
+        try count(command.arguments, 2)
+        guard let offset = Int(command.arguments[1]), offset >= 0 else { throw .argument("Number expected: \(command.arguments[1])") }
+        let path = try absolute(command.arguments[0])
+        let embedded = command.name == "readpicture"
+        let picture: (mimeType: String, bytes: [UInt8])
+        if let last = lastPicture, last.path == path, last.embedded == embedded, offset > 0 {
+            picture = (last.mimeType, last.bytes)
+        } else {
+            let result = await plane.send(.picture(path: path, embedded: embedded), from: source)
+            if let failure = result.failure { throw MPDFailure(code(failure), failure.message) }
+            guard case .artwork(_, let mimeType, let bytes) = result.payload else {
+                // None: albumart says so, readpicture answers nothing (as MPD).
+                if embedded { return [] }
+                throw MPDFailure(50, "No file exists")
+            }
+            picture = (mimeType, bytes)
+            lastPicture = (path, embedded, mimeType, bytes)
+        }
+        guard offset <= picture.bytes.count else { throw .argument("Offset too large") }
+        let chunk = picture.bytes[offset..<min(picture.bytes.count, offset + client.binaryLimit)]
+        var out = Array("size: \(picture.bytes.count)\n".utf8)
+        if embedded, !picture.mimeType.isEmpty { out += Array("type: \(picture.mimeType)\n".utf8) }
+        out += Array("binary: \(chunk.count)\n".utf8) + chunk + [0x0A]
+        return out
     }
 
     // MARK: Commands
@@ -95,6 +133,11 @@ final class MPDCommands {
             return client.authorized ? "" : Self.served.filter { !Self.open.contains($0) }.map { "command: \($0)\n" }.joined()
         case "tagtypes":
             return try tagTypes(args, &client)
+        case "binarylimit":
+            try count(args, 1)
+            guard let limit = Int(args[0]), limit >= 64 else { throw .argument("Value too small: \(args[0])") }
+            client.binaryLimit = min(limit, 1 << 20)
+            return ""
         case "urlhandlers":
             return ""
         case "decoders":
@@ -164,6 +207,22 @@ final class MPDCommands {
         case "random":
             try count(args, 1)
             return try await remote(CommandRequest(.changeShuffleMode, shuffle: try boolean(args[0])))
+        case "single":
+            // Single with repeat is repeat one; single without repeat (stop after the song) and
+            // "oneshot" the player cannot do yet.
+            try count(args, 1)
+            let mode = await plane.snapshot().repeatMode
+            if args[0] == "oneshot" { throw .argument("single oneshot is not supported") }
+            if try boolean(args[0]) {
+                guard mode != .off else { throw .argument("single without repeat (stop after this song) is not supported; turn repeat on first") }
+                return try await remote(CommandRequest(.changeRepeatMode, repeatMode: .one))
+            }
+            return mode == .one ? try await remote(CommandRequest(.changeRepeatMode, repeatMode: .all)) : ""
+        case "consume":
+            // The queue keeps what it played: consume is always off.
+            try count(args, 1)
+            if try boolean(args[0]) { throw .argument("consume mode is not supported") }
+            return ""
 
         // The queue
         case "add", "addid":

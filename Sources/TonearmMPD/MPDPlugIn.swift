@@ -45,7 +45,7 @@ public final class MPDPlugIn: PlugIn {
                 switch input {
                 case .request(let request, let reply):
                     let (response, close) = await commands.answer(request)
-                    reply.send(Array(response.utf8), close: close)
+                    reply.send(response, close: close)
                 case .left(let client):
                     commands.forget(client)
                 }

@@ -9,9 +9,14 @@ import Glibc
 /// The MPD server through Debian's `mpc` against the real daemon on the paced device: status,
 /// playback, the queue, browsing and searching the library, volume and options, `idle`.
 final class DaemonMPDTests: XCTestCase {
+    /// The picture in "Artist 2/Album 2-1/1.flac", and the cover file of "Artist 1/Album 1-1".
+    private static let embedded = TinyPNG.make(width: 300, height: 200)
+    private static let cover = TinyPNG.make(width: 120, height: 120)
+
     /// Two artists × two albums × two five-second tracks.
     private func writeTree(_ directory: String) throws {
         let samples = FLACFixture(frames: 44100 * 5, sampleRate: 44100, channels: 2).samples()
+        let picture = LibFLACEncoder.Picture(type: 3, mimeType: "image/png", width: 300, height: 200, data: Self.embedded)
         for a in 1...2 {
             for b in 1...2 {
                 for t in 1...2 {
@@ -21,10 +26,11 @@ final class DaemonMPDTests: XCTestCase {
                     try LibFLACEncoder.write(samples, to: path, sampleRate: 44100, channels: 2, bits: 16, tags: [
                         ("ALBUMARTIST", "Artist \(a)"), ("ARTIST", "Artist \(a)"), ("ALBUM", "Album \(a)-\(b)"),
                         ("TITLE", "Song \(t) of \(a)-\(b)"), ("TRACKNUMBER", "\(t)"), ("GENRE", a == 1 ? "Blues" : "Jazz"),
-                    ])
+                    ], pictures: a == 2 && b == 1 && t == 1 ? [picture] : [])
                 }
             }
         }
+        XCTAssertTrue(FileManager.default.createFile(atPath: "\(directory)/Artist 1/Album 1-1/cover.png", contents: Data(Self.cover)))
     }
 
     /// A TCP port nothing listens on now: bound to port 0 and let go.
@@ -130,6 +136,31 @@ final class DaemonMPDTests: XCTestCase {
         let options = try mpc.run("status")
         XCTAssertTrue(options.contains("repeat: on") && options.contains("random: on"), options)
         try mpc.run("random", "off")
+
+        // single with repeat is repeat one; consume stays off.
+        try mpc.run("single", "on")
+        XCTAssertEqual(try world.statusJSON().string("repeat"), "one")
+        XCTAssertTrue(try mpc.run("status").contains("single: on"))
+        try mpc.run("single", "off")
+        XCTAssertEqual(try world.statusJSON().string("repeat"), "all")
+        try mpc.run("consume", "off")
+        XCTAssertThrowsError(try mpc.run("consume", "on"))
+
+        // Pictures, in binary chunks: the cover file beside a song, and a song's own.
+        let cover = try runProcess("/usr/bin/mpc", ["-h", "127.0.0.1", "-p", String(port), "albumart", "Artist 1/Album 1-1/2.flac"],
+                                   stdoutPath: world.path("cover.out"))
+        XCTAssertEqual(cover.status, 0, "\(cover)")
+        XCTAssertEqual(Array(FileManager.default.contents(atPath: world.path("cover.out")) ?? Data()), Self.cover)
+        let own = try runProcess("/usr/bin/mpc", ["-h", "127.0.0.1", "-p", String(port), "readpicture", "Artist 2/Album 2-1/1.flac"],
+                                 stdoutPath: world.path("picture.out"))
+        XCTAssertEqual(own.status, 0, "\(own)")
+        XCTAssertEqual(Array(FileManager.default.contents(atPath: world.path("picture.out")) ?? Data()), Self.embedded)
+        XCTAssertGreaterThan(Self.embedded.count, 8192, "more than one chunk")
+        // No picture: no bytes and no error (mpc then shows its status, as after any command).
+        let none = try mpc.run("readpicture", "Artist 1/Album 1-1/1.flac")
+        XCTAssertEqual(none.split(separator: "\n").first.map { String($0) + "\n" }, try mpc.run("current"))
+        XCTAssertFalse(none.contains("PNG"), none)
+        XCTAssertThrowsError(try mpc.run("albumart", "Artist 2/Album 2-2/1.flac"), "no cover file")
 
         // idle hears the change another client makes.
         let idle = try mpc.start("idle", "mixer")

@@ -27,7 +27,8 @@ final class MPDCommandsTests: XCTestCase {
             let words = try MPDTokens.split(Array(line.utf8))
             return MPDCommand(words[0], Array(words.dropFirst()))
         }
-        let (text, _) = await commands.answer(MPDRequest(clientID: client, commands: parsed, isList: list, listOK: listOK))
+        let (bytes, _) = await commands.answer(MPDRequest(clientID: client, commands: parsed, isList: list, listOK: listOK))
+        let text = String(decoding: bytes, as: UTF8.self)
         return text.split(separator: "\n", omittingEmptySubsequences: false).dropLast().map(String.init)
     }
 
@@ -89,6 +90,28 @@ final class MPDCommandsTests: XCTestCase {
             .queue(.add(paths: ["/music/B/x.flac"], at: 1)),
         ])
         XCTAssertTrue(plane.received.allSatisfy { $0.source == "mpd" })
+    }
+
+    func testSingleConsumeAndPicturesAsFarAsThePlayerGoes() async throws {
+        let plane = TestControlPlane(state())
+        try await expect(plane, ["single 1"], ["OK"])
+        try await expect(plane, ["single 0"], ["OK"])
+        try await expect(plane, ["single oneshot"], ["ACK [2@0] {single} single oneshot is not supported"])
+        try await expect(plane, ["consume 0"], ["OK"])
+        try await expect(plane, ["consume 1"], ["ACK [2@0] {consume} consume mode is not supported"])
+        try await expect(plane, ["binarylimit 10"], ["ACK [2@0] {binarylimit} Value too small: 10"])
+        try await expect(plane, ["binarylimit 128"], ["OK"])
+        // The test plane has no picture for anything.
+        try await expect(plane, ["albumart A/01.flac 0"], ["ACK [50@0] {albumart} No file exists"])
+        try await expect(plane, ["readpicture A/01.flac 0"], ["OK"])
+        XCTAssertEqual(plane.commands, [
+            .remote(CommandRequest(.changeRepeatMode, repeatMode: .one)),
+            .picture(path: "/music/A/01.flac", embedded: false), .picture(path: "/music/A/01.flac", embedded: true),
+        ])
+        var off = state()
+        off.repeatMode = .off
+        try await expect(TestControlPlane(off), ["single 1"],
+                         ["ACK [2@0] {single} single without repeat (stop after this song) is not supported; turn repeat on first"])
     }
 
     func testBadArgumentsAndDisabledCommandsGetMPDsErrors() async throws {
