@@ -206,4 +206,114 @@ final class DaemonMPDTests: XCTestCase {
         XCTAssertThrowsError(try mpc.run("ls"), "no library: an error, not a crash")
         XCTAssertTrue(world.daemon.isRunning)
     }
+
+    /// python-mpd2 (PyPI), in a virtual environment made once and kept in ~/.cache.
+    private func pythonMPD2() throws -> String {
+        let home = ProcessInfo.processInfo.environment["HOME"] ?? "/root"
+        let venv = home + "/.cache/tonearm-test/python-mpd2-3.1.1"
+        let python = venv + "/bin/python"
+        if !FileManager.default.fileExists(atPath: venv + "/ready") {
+            try? FileManager.default.removeItem(atPath: venv)
+            let made = try runProcess("/usr/bin/python3", ["-m", "venv", venv], timeout: 120)
+            guard made.status == 0 else { throw TestSupportError("python3 -m venv: \(made)") }
+            let installed = try runProcess(venv + "/bin/pip", ["install", "--quiet", "python-mpd2==3.1.1"], timeout: 300)
+            guard installed.status == 0 else { throw TestSupportError("pip install python-mpd2: \(installed)") }
+            FileManager.default.createFile(atPath: venv + "/ready", contents: nil)
+        }
+        return python
+    }
+
+    /// Home Assistant's `mpd` integration, as its calls go: connect, status, currentsong,
+    /// commands, readpicture, albumart, listplaylists, setvol, pause 0/1, play, stop, next,
+    /// previous, repeat, single, random, seekcur, clear, load, add.
+    private static let homeAssistant = #"""
+    import sys, time, mpd
+
+    host, port, playlist, first, cover_song = sys.argv[1], int(sys.argv[2]), sys.argv[3], sys.argv[4], sys.argv[5]
+    client = mpd.MPDClient()
+    client.timeout = 10
+    client.connect(host, port)
+
+    def check(condition, what):
+        if not condition:
+            raise SystemExit("failed: " + what)
+
+    def wait_for(key, value):
+        deadline = time.monotonic() + 10
+        while time.monotonic() < deadline:
+            status = client.status()
+            if status.get(key) == value:
+                return status
+            time.sleep(0.05)
+        raise SystemExit("failed: status %s never %s: %r" % (key, value, client.status()))
+
+    status = client.status()
+    check(status["state"] == "stop" and status["playlistlength"] == "0", "a stopped, empty player: %r" % status)
+    check(client.currentsong() == {}, "no current song")
+    commands = client.commands()
+    for name in ("readpicture", "albumart", "setvol", "seekcur", "load", "single"):
+        check(name in commands, "commands lists " + name)
+    check([p["playlist"] for p in client.listplaylists()] == [playlist], "listplaylists: %r" % client.listplaylists())
+    client.load(playlist)
+    check(client.status()["playlistlength"] == "2", "load")
+    client.add(cover_song)
+    check(client.status()["playlistlength"] == "3", "add")
+    client.setvol(55)
+    check(client.status()["volume"] == "55", "setvol")
+    client.play()
+    wait_for("state", "play")
+    song = client.currentsong()
+    check(song["file"] == first and song["pos"] == "0", "currentsong: %r" % song)
+    check(client.readpicture(song["file"]) == {}, "readpicture of a song without one")
+    art = client.albumart(cover_song)
+    check(art["binary"].startswith(b"\x89PNG") and art["binary"][-8:-4] == b"IEND", "albumart: the whole PNG")
+    client.pause(1)
+    wait_for("state", "pause")
+    client.pause(0)
+    wait_for("state", "play")
+    client.next()
+    wait_for("song", "1")
+    client.previous()
+    wait_for("song", "0")
+    client.repeat(1)
+    client.single(1)
+    client.random(1)
+    status = client.status()
+    check((status["repeat"], status["single"], status["random"]) == ("1", "1", "1"), "options: %r" % status)
+    client.random(0)
+    client.seekcur(2)
+    check(float(client.status()["elapsed"]) >= 2, "seekcur")
+    client.stop()
+    wait_for("state", "stop")
+    client.clear()
+    check(client.status()["playlistlength"] == "0", "clear")
+    client.close()
+    print("ok")
+    """#
+
+    func testHomeAssistantsCallsThroughPythonMPD2() throws {
+        let python = try pythonMPD2()
+        let world = try DaemonBench(start: false)
+        let music = world.path("music")
+        try writeTree(music)
+        let playlists = world.path("playlists")
+        try FileManager.default.createDirectory(atPath: playlists, withIntermediateDirectories: true)
+        XCTAssertTrue(FileManager.default.createFile(atPath: playlists + "/Evening.m3u",
+                                                     contents: Data("#EXTM3U\nArtist 2/Album 2-2/1.flac\nArtist 2/Album 2-2/2.flac\n".utf8)))
+        let profile = world.path("board.toml")
+        XCTAssertTrue(FileManager.default.createFile(atPath: profile, contents: Data("[library]\nplaylist_dir = \"\(playlists)\"\n".utf8)))
+        let port = try freePort()
+        world.daemon.arguments = ["--config", profile, "--music-dir", music, "--mpd-port", String(port)]
+        try world.daemon.start()
+        let mpc = MPC(port: port)
+        _ = try waitFor(mpc, "volume", in: "status")
+        try mpc.run("update", "--wait", timeout: 30)
+        let script = world.path("home-assistant.py")
+        XCTAssertTrue(FileManager.default.createFile(atPath: script, contents: Data(Self.homeAssistant.utf8)))
+        let result = try runProcess(python, [script, "127.0.0.1", String(port), "Evening", "Artist 2/Album 2-2/1.flac",
+                                             "Artist 1/Album 1-1/1.flac"], timeout: 60)
+        XCTAssertEqual(result.status, 0, "\(result)")
+        XCTAssertEqual(result.stdout, "ok\n", "\(result)")
+        XCTAssertTrue(world.daemon.isRunning)
+    }
 }
