@@ -4,7 +4,8 @@ import TonearmAudio
 /// the scan's progress. The daemon's index (SQLite, in TonearmLibrary) answers them; a
 /// plug-in reaches it through `ControlPlane.catalog`.
 
-/// A tag the library indexes, by MPD's name (what its clients send and expect), in MPD's order.
+/// A tag the library indexes, by MPD's name (what its clients send and expect), in MPD's order
+/// (the four last come after the MusicBrainz ids only to keep the index's numbers).
 public enum Tag: String, CaseIterable, Sendable, Hashable {
     case artist = "Artist"
     case artistSort = "ArtistSort"
@@ -34,6 +35,11 @@ public enum Tag: String, CaseIterable, Sendable, Hashable {
     case musicBrainzTrackID = "MUSICBRAINZ_TRACKID"
     case musicBrainzReleaseTrackID = "MUSICBRAINZ_RELEASETRACKID"
     case musicBrainzWorkID = "MUSICBRAINZ_WORKID"
+    // Added after the first schema: their numbers in the index follow the ones above.
+    case movement = "Movement"
+    case movementNumber = "MovementNumber"
+    case ensemble = "Ensemble"
+    case location = "Location"
 
     /// By name, in any case ("albumartist", "AlbumArtist").
     public init?(named name: String) {
@@ -124,7 +130,7 @@ public struct SongQuery: Sendable, Hashable {
 public struct LibrarySong: Sendable, Equatable {
     /// Relative to the music directory.
     public var path: String
-    /// Every value of every tag the file has, in `Tag` order (a tag may have several).
+    /// Every value of every tag the file has, in the file's order (a tag may have several).
     public var tags: [(tag: Tag, value: String)]
     public var duration: Double?
     public var sampleRate: Int

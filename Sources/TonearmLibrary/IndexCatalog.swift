@@ -156,7 +156,7 @@ final class IndexCatalog: LibraryCatalog, @unchecked Sendable {
         SELECT t.path, t.duration, t.rate, t.bits, t.channels, t.size, t.modified, t.has_picture, t.available,
             t.rg_track_gain, t.rg_track_peak, t.rg_album_gain, t.rg_album_peak,
             (SELECT group_concat(tag || char(31) || value, char(30)) FROM
-                (SELECT tag, value FROM tags WHERE track = t.id AND own = 1 ORDER BY tag, seq))
+                (SELECT tag, value FROM tags WHERE track = t.id AND own = 1 ORDER BY seq))
         FROM tracks t
         """
 

@@ -8,8 +8,8 @@ import Glibc
 /// The library's database: its schema, and how it is opened — a file that is not a database of
 /// ours (corrupt, foreign, or of another schema) is set aside and a new one begun.
 ///
-/// One row per directory and per track; every tag value of a track is a row of `tags`, kept in
-/// track order (a tag may have several values, `seq` numbers them), with the value that sorts
+/// One row per directory and per track; every tag value of a track is a row of `tags`, numbered
+/// in the file's order by `seq` (a tag may have several values), with the value that sorts
 /// it when that is another (`sort`); `value_text` is the FTS5 trigram index that substring
 /// search uses for the tags people type (artist, album, title…): one row per distinct value, so
 /// an album's name is indexed once, not once per track; `failures` remembers files that could

@@ -16,7 +16,7 @@ struct IndexedTrack {
     var discTotal: Int?
     var replayGain: ReplayGain
     var hasPicture: Bool
-    /// Every tag value in `Tag` order (each tag's values in file order), with the value that
+    /// Every tag value in the file's order, with the value that
     /// sorts it, and whether the file has it (`own`) or it is AlbumArtist taken from Artist for
     /// a file without one.
     var tagRows: [(tag: Tag, value: String, sort: String, own: Bool)]
@@ -35,7 +35,7 @@ struct IndexedTrack {
         replayGain = info.replayGain
         hasPicture = !info.pictures.isEmpty
         let values = Self.values(from: info.comments)
-        tagRows = Self.rows(values)
+        tagRows = Self.rows(info.comments, values)
     }
 
     /// Vorbis comment names (upper case) and the tags they are.
@@ -49,7 +49,8 @@ struct IndexedTrack {
         "ORGANIZATION": .label, "MUSICBRAINZ_ARTISTID": .musicBrainzArtistID,
         "MUSICBRAINZ_ALBUMID": .musicBrainzAlbumID, "MUSICBRAINZ_ALBUMARTISTID": .musicBrainzAlbumArtistID,
         "MUSICBRAINZ_TRACKID": .musicBrainzTrackID, "MUSICBRAINZ_RELEASETRACKID": .musicBrainzReleaseTrackID,
-        "MUSICBRAINZ_WORKID": .musicBrainzWorkID,
+        "MUSICBRAINZ_WORKID": .musicBrainzWorkID, "MOVEMENTNAME": .movement, "MOVEMENT": .movementNumber,
+        "ENSEMBLE": .ensemble, "LOCATION": .location,
     ]
 
     /// Each tag's values in file order, by `Tag.index`.
@@ -62,13 +63,13 @@ struct IndexedTrack {
     }
 
     /// The rows of `tagRows`.
-    static func rows(_ values: [[String]]) -> [(tag: Tag, value: String, sort: String, own: Bool)] {
+    static func rows(_ comments: [(name: String, value: String)], _ values: [[String]]) -> [(tag: Tag, value: String, sort: String, own: Bool)] {
         func first(_ tag: Tag) -> String? { values[tag.index].first }
         var rows: [(tag: Tag, value: String, sort: String, own: Bool)] = []
-        for (index, list) in values.enumerated() {
-            let tag = Tag.ordered[index]
-            let sort = tag.sortTag.flatMap(first)
-            for value in list { rows.append((tag, value, sort ?? value, true)) }
+        // In the file's order, as MPD shows a song's tags.
+        for (name, value) in comments where !value.isEmpty {
+            guard let tag = vorbisNames[name] else { continue }
+            rows.append((tag, value, tag.sortTag.flatMap(first) ?? value, true))
         }
         if first(.albumArtist) == nil {
             let sort = first(.albumArtistSort) ?? first(.artistSort)
