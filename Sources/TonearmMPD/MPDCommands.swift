@@ -79,7 +79,7 @@ final class MPDCommands {
                 }
                 if request.listOK { out += Array("list_OK\n".utf8) }
             } catch {
-                return (out + Array(MPDError.line(error.code, index: index, command: command.name, error.message).utf8), false)
+                return (out + Array(MPDError.line(error.code, index: index, command: error.command ?? command.name, error.message).utf8), false)
             }
         }
         return (out + Array("OK\n".utf8), false)
@@ -334,8 +334,14 @@ final class MPDCommands {
             return try lsinfo(args.first ?? "", client)
         case "listall", "listallinfo":
             try count(args, 0...1)
+            let path = trimmed(args.first ?? "")
             var out = ""
-            try listAll(trimmed(args.first ?? ""), withInfo: command.name == "listallinfo", client, into: &out)
+            // A directory named is listed itself first, as MPD does.
+            if !path.isEmpty, let modified = try directoryModified(path) {
+                out += "directory: \(path)\n"
+                if command.name == "listallinfo" { out += "Last-Modified: \(MPDSong.time(modified))\n" }
+            }
+            try listAll(path, withInfo: command.name == "listallinfo", client, into: &out)
             return out
         case "list":
             return try list(args)
@@ -387,7 +393,7 @@ final class MPDCommands {
             return "updating_db: \(job)\n"
 
         default:
-            throw MPDFailure(5, "unknown command \"\(command.name)\"")
+            throw MPDFailure(5, "unknown command \"\(command.name)\"", command: "")
         }
     }
 
@@ -563,6 +569,13 @@ final class MPDCommands {
         } catch {
             throw MPDFailure(code(error), error.message)
         }
+    }
+
+    /// The modification time of the directory `path`, from its parent's listing.
+    private func directoryModified(_ path: String) throws(MPDFailure) -> Int? {
+        let parent = path.split(separator: "/").dropLast().joined(separator: "/")
+        let listing = try? query { (catalog) throws(CommandFailure) in try catalog.listDirectory(parent) }
+        return listing?.directories.first { $0.path == path }?.modified
     }
 
     private func catalog() throws(MPDFailure) -> any LibraryCatalog {

@@ -4,10 +4,14 @@ import TonearmControlPlane
 struct MPDFailure: Error {
     var code: Int
     var message: String
+    /// The command the `ACK` names, when not the one that failed (MPD leaves it empty for an
+    /// unknown command).
+    var command: String?
 
-    init(_ code: Int, _ message: String) {
+    init(_ code: Int, _ message: String, command: String? = nil) {
         self.code = code
         self.message = message
+        self.command = command
     }
 
     static func argument(_ message: String) -> MPDFailure { MPDFailure(2, message) }

@@ -7,12 +7,14 @@ import TonearmPlayer
 /// Songs as MPD words them: `file` first, `Last-Modified`, `Format`, the tags the client
 /// enabled, `Time` and `duration`.
 enum MPDSong {
-    /// The tags MPD offers, in its order (MusicBrainz ids last); `tagtypes` lists them.
+    /// The tags Debian's mpd 0.23 offers by default, in its order (MusicBrainz ids last);
+    /// `tagtypes` lists them. TitleSort (0.24) and Comment (off by default) are indexed and
+    /// searchable, not shown.
     static let tagOrder: [Tag] = [
-        .artist, .artistSort, .album, .albumSort, .albumArtist, .albumArtistSort, .title, .titleSort, .track, .name,
-        .genre, .date, .originalDate, .composer, .composerSort, .performer, .conductor, .work, .grouping, .comment,
-        .disc, .label, .musicBrainzArtistID, .musicBrainzAlbumID, .musicBrainzAlbumArtistID, .musicBrainzTrackID,
-        .musicBrainzReleaseTrackID, .musicBrainzWorkID,
+        .artist, .artistSort, .album, .albumSort, .albumArtist, .albumArtistSort, .title, .track, .name, .genre, .date,
+        .originalDate, .composer, .composerSort, .performer, .conductor, .work, .movement, .movementNumber, .ensemble,
+        .location, .grouping, .disc, .label, .musicBrainzArtistID, .musicBrainzAlbumID, .musicBrainzAlbumArtistID,
+        .musicBrainzTrackID, .musicBrainzReleaseTrackID, .musicBrainzWorkID,
     ]
 
     static func block(_ song: LibrarySong, tags enabled: [Tag]) -> String {

@@ -33,22 +33,6 @@ final class DaemonMPDTests: XCTestCase {
         XCTAssertTrue(FileManager.default.createFile(atPath: "\(directory)/Artist 1/Album 1-1/cover.png", contents: Data(Self.cover)))
     }
 
-    /// A TCP port nothing listens on now: bound to port 0 and let go.
-    private func freePort() throws -> Int {
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        guard fd >= 0 else { throw TestSupportError("socket: \(errno)") }
-        defer { close(fd) }
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        var length = socklen_t(MemoryLayout<sockaddr_in>.size)
-        let bound = withUnsafeMutablePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { bind(fd, $0, length) == 0 && getsockname(fd, $0, &length) == 0 }
-        }
-        guard bound else { throw TestSupportError("bind: \(errno)") }
-        return Int(UInt16(bigEndian: address.sin_port))
-    }
-
     private struct MPC {
         let port: Int
 
@@ -90,7 +74,7 @@ final class DaemonMPDTests: XCTestCase {
         let world = try DaemonBench(start: false)
         let music = world.path("music")
         try writeTree(music)
-        let port = try freePort()
+        let port = try freeTCPPort()
         world.daemon.arguments = ["--music-dir", music, "--mpd-port", String(port)]
         try world.daemon.start()
         let mpc = MPC(port: port)
@@ -182,7 +166,7 @@ final class DaemonMPDTests: XCTestCase {
 
     func testTheServerRefusesWhatMPDRefusesAndKeepsServing() throws {
         let world = try DaemonBench(jack: false, device: "null", start: false)
-        let port = try freePort()
+        let port = try freeTCPPort()
         world.daemon.arguments = ["--mpd-port", String(port)]
         try world.daemon.start()
         let mpc = MPC(port: port)
@@ -302,7 +286,7 @@ final class DaemonMPDTests: XCTestCase {
                                                      contents: Data("#EXTM3U\nArtist 2/Album 2-2/1.flac\nArtist 2/Album 2-2/2.flac\n".utf8)))
         let profile = world.path("board.toml")
         XCTAssertTrue(FileManager.default.createFile(atPath: profile, contents: Data("[library]\nplaylist_dir = \"\(playlists)\"\n".utf8)))
-        let port = try freePort()
+        let port = try freeTCPPort()
         world.daemon.arguments = ["--config", profile, "--music-dir", music, "--mpd-port", String(port)]
         try world.daemon.start()
         let mpc = MPC(port: port)
