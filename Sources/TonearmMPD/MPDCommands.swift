@@ -54,6 +54,9 @@ final class MPDCommands {
         "seekid", "setvol", "single", "stats", "status", "stop", "tagtypes", "update", "urlhandlers", "volume",
     ]
 
+    /// Songs read from the index at a time for `find` and `search`.
+    static let pageSize = 1000
+
     init(plane: any ControlPlane, settings: MPDSettings) {
         self.plane = plane
         self.settings = settings
@@ -61,28 +64,53 @@ final class MPDCommands {
 
     func forget(_ client: Int) { clients[client] = nil }
 
-    /// The whole answer to a request, and whether the connection closes after it.
-    func answer(_ request: MPDRequest) async -> ([UInt8], close: Bool) {
+    /// What a request's answer has made so far: handed to the client a part at a time when a
+    /// reply to stream to is given, so a long listing never waits in memory whole.
+    final class Output {
+        private(set) var bytes: [UInt8] = []
+        private let reply: MPDReply?
+        static let part = 64 << 10
+
+        init(streamingTo reply: MPDReply?) { self.reply = reply }
+
+        func append(_ text: String) { bytes += text.utf8 }
+        func append(_ more: [UInt8]) { bytes += more }
+
+        /// Sends what is made once there is a part's worth.
+        func drain() async throws(MPDFailure) {
+            guard let reply, bytes.count >= Self.part else { return }
+            let part = bytes
+            bytes.removeAll(keepingCapacity: true)
+            guard await reply.write(part) else { throw MPDFailure(52, "the client went away") }
+        }
+    }
+
+    /// The answer to a request (what is left of it when parts went to `reply` already), and
+    /// whether the connection closes after it.
+    func answer(_ request: MPDRequest, streamingTo reply: MPDReply? = nil) async -> ([UInt8], close: Bool) {
         var client = clients[request.clientID] ?? Client(authorized: settings.password == nil, tags: MPDSong.tagOrder)
         defer { clients[request.clientID] = client }
-        var out: [UInt8] = []
+        let out = Output(streamingTo: reply)
         for (index, command) in request.commands.enumerated() {
-            if command.name == "close" { return (out, true) }
+            if command.name == "close" { return (out.bytes, true) }
             do throws(MPDFailure) {
                 guard client.authorized || Self.open.contains(command.name) else {
                     throw MPDFailure(4, "you don't have permission for \"\(command.name)\"")
                 }
                 if command.name == "albumart" || command.name == "readpicture" {
-                    out += try await picture(command, client)
+                    out.append(try await picture(command, client))
                 } else {
-                    out += Array(try await run(command, &client).utf8)
+                    out.append(try await run(command, &client, out))
                 }
-                if request.listOK { out += Array("list_OK\n".utf8) }
+                if request.listOK { out.append("list_OK\n") }
+                try await out.drain()
             } catch {
-                return (out + Array(MPDError.line(error.code, index: index, command: error.command ?? command.name, error.message).utf8), false)
+                out.append(MPDError.line(error.code, index: index, command: error.command ?? command.name, error.message))
+                return (out.bytes, false)
             }
         }
-        return (out + Array("OK\n".utf8), false)
+        out.append("OK\n")
+        return (out.bytes, false)
     }
 
     /// `albumart URI OFFSET` (the cover file beside the song) and `readpicture URI OFFSET` (the
@@ -116,7 +144,8 @@ final class MPDCommands {
 
     // MARK: Commands
 
-    private func run(_ command: MPDCommand, _ client: inout Client) async throws(MPDFailure) -> String {
+    /// Carries out one command; its answer is returned, or (long listings) added to `out`.
+    private func run(_ command: MPDCommand, _ client: inout Client, _ out: Output) async throws(MPDFailure) -> String {
         let args = command.arguments
         switch command.name {
         case "ping", "clearerror":
@@ -161,14 +190,18 @@ final class MPDCommands {
             let id = try await itemID(argument, byPosition: command.name == "play")
             return try await send(.queue(.play(itemID: id)))
         case "pause":
+            // Asking for the state the player is in is done, as MPD answers it (the command
+            // center would call the command disabled).
             try count(args, 0...1)
+            let transport = await plane.snapshot().transport
             switch args.first {
             case nil: return try await remote(CommandRequest(.togglePlayPause))
-            case "1": return try await remote(CommandRequest(.pause))
-            case "0": return try await remote(CommandRequest(.play))
+            case "1": return transport == .playing ? try await remote(CommandRequest(.pause)) : ""
+            case "0": return transport == .playing ? "" : try await remote(CommandRequest(.play))
             default: throw .argument("Boolean (0/1) expected: \(args[0])")
             }
-        case "stop": return try await remote(CommandRequest(.stop))
+        case "stop":
+            return await plane.snapshot().transport == .stopped ? "" : try await remote(CommandRequest(.stop))
         case "next": return try await remote(CommandRequest(.nextTrack))
         case "previous": return try await remote(CommandRequest(.previousTrack))
         case "seek", "seekid":
@@ -335,29 +368,38 @@ final class MPDCommands {
         case "listall", "listallinfo":
             try count(args, 0...1)
             let path = trimmed(args.first ?? "")
-            var out = ""
             // A directory named is listed itself first, as MPD does.
             if !path.isEmpty, let modified = try directoryModified(path) {
-                out += "directory: \(path)\n"
-                if command.name == "listallinfo" { out += "Last-Modified: \(MPDSong.time(modified))\n" }
+                out.append("directory: \(path)\n")
+                if command.name == "listallinfo" { out.append("Last-Modified: \(MPDSong.time(modified))\n") }
             }
-            try listAll(path, withInfo: command.name == "listallinfo", client, into: &out)
-            return out
+            try await listAll(path, withInfo: command.name == "listallinfo", client, into: out)
+            return ""
         case "list":
             return try list(args)
         case "find", "search":
             let (filters, rest) = try MPDFilter.parse(args)
             guard !filters.isEmpty else { throw .argument("too few arguments for \"\(command.name)\"") }
-            let window = try windowOption(rest)
-            var out = ""
+            let window = try windowOption(rest) ?? 0..<Int.max
+            let matching: Matching = command.name == "find" ? .exact : .substring
             let tags = client.tags
-            try query { (catalog) throws(CommandFailure) in
-                try catalog.songs(SongQuery(filters, matching: command.name == "find" ? .exact : .substring, window: window)) { song in
-                    out += MPDSong.block(song, tags: tags)
-                    return true
+            // A page at a time, each handed on before the next is read.
+            var offset = window.lowerBound
+            while offset < window.upperBound {
+                let page = offset..<min(window.upperBound, offset + Self.pageSize)
+                var found = 0
+                try query { (catalog) throws(CommandFailure) in
+                    try catalog.songs(SongQuery(filters, matching: matching, window: page)) { song in
+                        out.append(MPDSong.block(song, tags: tags))
+                        found += 1
+                        return true
+                    }
                 }
+                try await out.drain()
+                if found < page.count { break }
+                offset += found
             }
-            return out
+            return ""
         case "findadd", "searchadd":
             let (filters, rest) = try MPDFilter.parse(args)
             guard !filters.isEmpty else { throw .argument("too few arguments for \"\(command.name)\"") }
@@ -506,7 +548,7 @@ final class MPDCommands {
         return out
     }
 
-    private func listAll(_ path: String, withInfo: Bool, _ client: Client, into out: inout String) throws(MPDFailure) {
+    private func listAll(_ path: String, withInfo: Bool, _ client: Client, into out: Output) async throws(MPDFailure) {
         let catalog = try catalog()
         let listing: DirectoryListing
         do throws(CommandFailure) {
@@ -516,12 +558,13 @@ final class MPDCommands {
             throw MPDFailure(50, "No such directory")
         }
         for song in listing.songs {
-            out += withInfo ? MPDSong.block(song, tags: client.tags) : "file: \(song.path)\n"
+            out.append(withInfo ? MPDSong.block(song, tags: client.tags) : "file: \(song.path)\n")
         }
+        try await out.drain()
         for directory in listing.directories {
-            out += "directory: \(directory.path)\n"
-            if withInfo { out += "Last-Modified: \(MPDSong.time(directory.modified))\n" }
-            try listAll(directory.path, withInfo: withInfo, client, into: &out)
+            out.append("directory: \(directory.path)\n")
+            if withInfo { out.append("Last-Modified: \(MPDSong.time(directory.modified))\n") }
+            try await listAll(directory.path, withInfo: withInfo, client, into: out)
         }
     }
 

@@ -44,7 +44,7 @@ public final class MPDPlugIn: PlugIn {
             for await input in inputs {
                 switch input {
                 case .request(let request, let reply):
-                    let (response, close) = await commands.answer(request)
+                    let (response, close) = await commands.answer(request, streamingTo: reply)
                     reply.send(response, close: close)
                 case .left(let client):
                     commands.forget(client)

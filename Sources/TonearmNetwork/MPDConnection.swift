@@ -209,15 +209,34 @@ final class MPDConnection: ChannelInboundHandler {
         let loop = context.eventLoop
         let connection = NIOLoopBound(self, eventLoop: loop)
         let status = service.status
-        let reply = MPDReply { bytes, close in
+        let reply = MPDReply(deliver: { bytes, close in
             let send: @Sendable () -> Void = { connection.value.replied(bytes, close: close) }
             if loop.inEventLoop {
                 send()
             } else if !status.stopped.load(ordering: .relaxed) {
                 loop.execute(send)
             }
-        }
+        }, part: { bytes, done in
+            let send: @Sendable () -> Void = { connection.value.repliedInPart(bytes, done: done) }
+            if loop.inEventLoop {
+                send()
+            } else if !status.stopped.load(ordering: .relaxed) {
+                loop.execute(send)
+            } else {
+                done(false)
+            }
+        })
         service.handler(request, reply)
+    }
+
+    /// Part of a long answer: `done` is told once it is written (or that it never will be).
+    private func repliedInPart(_ bytes: [UInt8], done: @escaping @Sendable (Bool) -> Void) {
+        guard !closing, let context else { return done(false) }
+        var buffer = context.channel.allocator.buffer(capacity: bytes.count)
+        buffer.writeBytes(bytes)
+        context.writeAndFlush(wrapOutboundOut(buffer)).whenComplete { result in
+            if case .success = result { done(true) } else { done(false) }
+        }
     }
 
     private func replied(_ bytes: [UInt8], close: Bool) {

@@ -33,14 +33,26 @@ public struct MPDRequest: Sendable, Equatable {
     }
 }
 
-/// The answer to an `MPDRequest`, from any thread, once: the whole response, its `OK` or `ACK`
-/// line included. `close` closes the connection once it is sent (the `close` command).
+/// The answer to an `MPDRequest`, from any thread: parts of a long answer as they are made
+/// (`write`, which returns once the part is handed to the socket, so the answer never waits in
+/// memory whole), then the rest once with its `OK` or `ACK` line (`send`). `close` closes the
+/// connection once it is sent (the `close` command).
 public final class MPDReply: Sendable {
     private let deliver: @Sendable ([UInt8], Bool) -> Void
+    private let part: @Sendable ([UInt8], @escaping @Sendable (Bool) -> Void) -> Void
 
-    init(deliver: @escaping @Sendable ([UInt8], Bool) -> Void) { self.deliver = deliver }
+    init(deliver: @escaping @Sendable ([UInt8], Bool) -> Void,
+         part: @escaping @Sendable ([UInt8], @escaping @Sendable (Bool) -> Void) -> Void) {
+        self.deliver = deliver
+        self.part = part
+    }
 
     public func send(_ response: [UInt8], close: Bool = false) { deliver(response, close) }
+
+    /// Sends part of the answer; false when the client is gone (stop making the rest).
+    public func write(_ bytes: [UInt8]) async -> Bool {
+        await withCheckedContinuation { continuation in part(bytes) { continuation.resume(returning: $0) } }
+    }
 }
 
 public struct MPDServerOptions: Sendable {

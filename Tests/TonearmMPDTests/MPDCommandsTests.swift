@@ -82,7 +82,7 @@ final class MPDCommandsTests: XCTestCase {
         }
         XCTAssertEqual(plane.commands, [
             .remote(CommandRequest(.play)), .queue(.play(itemID: 3)), .queue(.play(itemID: 9)),
-            .remote(CommandRequest(.togglePlayPause)), .remote(CommandRequest(.pause)), .remote(CommandRequest(.play)),
+            .remote(CommandRequest(.togglePlayPause)), .remote(CommandRequest(.pause)),
             .remote(CommandRequest(.stop)), .remote(CommandRequest(.nextTrack)), .remote(CommandRequest(.previousTrack)),
             .volume(.set(55)), .volume(.step(-5)), .remote(CommandRequest(.changeRepeatMode, repeatMode: .off)),
             .remote(CommandRequest(.changeShuffleMode, shuffle: true)), .remote(CommandRequest(.changePlaybackPosition, position: 20)),
@@ -90,6 +90,19 @@ final class MPDCommandsTests: XCTestCase {
             .queue(.add(paths: ["/music/B/x.flac"], at: 1)),
         ])
         XCTAssertTrue(plane.received.allSatisfy { $0.source == "mpd" })
+    }
+
+    /// MPD answers OK when asked for the state the player is in; nothing is sent then.
+    func testStopAndPauseInTheirOwnStateAreDone() async throws {
+        var stopped = state()
+        stopped.transport = .stopped
+        let plane = TestControlPlane(stopped)
+        try await expect(plane, ["stop", "pause 1"], ["OK"], list: true)
+        try await expect(plane, ["pause 0"], ["OK"])
+        XCTAssertEqual(plane.commands, [.remote(CommandRequest(.play))])
+        let playing = TestControlPlane(state())
+        try await expect(playing, ["pause 0"], ["OK"])
+        XCTAssertEqual(playing.commands, [])
     }
 
     func testSingleConsumeAndPicturesAsFarAsThePlayerGoes() async throws {
