@@ -50,8 +50,9 @@ final class MPDCommands {
         "findadd", "getvol", "idle", "list", "listall", "listallinfo", "listplaylist", "listplaylistinfo",
         "listplaylists", "load", "lsinfo", "move", "moveid", "next", "noidle", "notcommands", "outputs",
         "password", "pause", "ping", "play", "playid", "playlist", "playlistid", "playlistinfo", "plchanges",
-        "plchangesposid", "previous", "random", "readpicture", "repeat", "rescan", "search", "searchadd", "seek", "seekcur",
-        "seekid", "setvol", "single", "stats", "status", "stop", "tagtypes", "update", "urlhandlers", "volume",
+        "playlistfind", "playlistsearch", "plchangesposid", "previous", "random", "readpicture", "repeat", "rescan", "search", "searchadd", "seek", "seekcur",
+        "seekid", "setvol", "single", "stats", "status", "stop", "swap", "swapid", "tagtypes", "update", "urlhandlers",
+        "volume",
     ]
 
     /// Songs read from the index at a time for `find` and `search`.
@@ -294,6 +295,30 @@ final class MPDCommands {
             let moving = items[range.clamped(to: 0..<items.count)].map(\.id)
             for (offset, id) in moving.enumerated() { _ = try await send(.queue(.move(itemID: id, to: to + offset))) }
             return ""
+        case "swap", "swapid":
+            // Two moves: the first item to the second's place, then the second to the first's.
+            try count(args, 2)
+            let byPosition = command.name == "swap"
+            let (a, b) = (try await itemID(args[0], byPosition: byPosition), try await itemID(args[1], byPosition: byPosition))
+            let items = await plane.snapshot().queue.items
+            guard let p = items.firstIndex(where: { $0.id == a }), let q = items.firstIndex(where: { $0.id == b }), p != q else { return "" }
+            _ = try await send(.queue(.move(itemID: a, to: q)))
+            return try await send(.queue(.move(itemID: b, to: p)))
+        case "playlistfind", "playlistsearch":
+            let (filters, rest) = try MPDFilter.parse(args)
+            guard !filters.isEmpty else { throw .argument("too few arguments for \"\(command.name)\"") }
+            guard rest.isEmpty else { throw .argument("unexpected arguments: \(rest.joined(separator: " "))") }
+            let matching: Matching = command.name == "playlistfind" ? .exact : .substring
+            let items = await plane.snapshot().queue.items
+            var found = ""
+            for (position, item) in items.enumerated() {
+                let path = uri(item.path)
+                let song = plane.catalog == nil ? nil : try librarySong(path)
+                if filters.allSatisfy({ MPDSong.matches($0, path: path, song: song, item.metadata, matching: $0.matching ?? matching) }) {
+                    found += try self.song(item, position: position, client)
+                }
+            }
+            return found
         case "playlist":
             let items = await plane.snapshot().queue.items
             return items.enumerated().map { "\($0.offset):file: \(uri($0.element.path))\n" }.joined()

@@ -45,6 +45,29 @@ enum MPDSong {
         return out
     }
 
+    /// Whether a queue song matches a filter (`playlistfind`, `playlistsearch`): by the index's
+    /// tags when it has the file, else by the queue's metadata. AlbumArtist falls back to Artist.
+    static func matches(_ filter: TagFilter, path: String, song: LibrarySong?, _ metadata: TrackMetadata, matching: Matching) -> Bool {
+        func compare(_ value: String) -> Bool {
+            matching == .exact ? value == filter.value : value.lowercased().contains(filter.value.lowercased())
+        }
+        let tags: [(tag: Tag, value: String)] = song?.tags ?? [
+            (.artist, metadata.artist), (.album, metadata.album), (.albumArtist, metadata.albumArtist), (.title, metadata.title),
+            (.track, metadata.trackNumber.map(String.init)), (.disc, metadata.discNumber.map(String.init)),
+        ].compactMap { tag, value in value.map { (tag, $0) } }
+        switch filter.key {
+        case .file: return compare(path)
+        case .base:
+            let base = filter.value.split(separator: "/").joined(separator: "/")
+            return base.isEmpty || path.hasPrefix(base + "/")
+        case .anyTag: return tags.contains { compare($0.value) }
+        case .tag(let tag):
+            var values = tags.filter { $0.tag == tag }.map(\.value)
+            if values.isEmpty && tag == .albumArtist { values = tags.filter { $0.tag == .artist }.map(\.value) }
+            return values.contains(where: compare)
+        }
+    }
+
     /// A value on one line: MPD's answers are lines, so a newline in a tag becomes a space.
     static func oneLine(_ value: String) -> String {
         value.contains("\n") ? value.split(separator: "\n", omittingEmptySubsequences: false).joined(separator: " ") : value

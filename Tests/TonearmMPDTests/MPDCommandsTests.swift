@@ -92,6 +92,28 @@ final class MPDCommandsTests: XCTestCase {
         XCTAssertTrue(plane.received.allSatisfy { $0.source == "mpd" })
     }
 
+    func testSwapAndFindingInTheQueue() async throws {
+        let plane = TestControlPlane(state())
+        try await expect(plane, ["swap 0 1", "swapid 9 3"], ["OK"], list: true)
+        XCTAssertEqual(plane.commands, [
+            .queue(.move(itemID: 3, to: 1)), .queue(.move(itemID: 9, to: 0)),
+            .queue(.move(itemID: 9, to: 0)), .queue(.move(itemID: 3, to: 1)),
+        ])
+        try await expect(plane, ["swap 0 7"], ["ACK [2@0] {swap} Bad song index"])
+        // Without an index the queue's own metadata is matched.
+        let found = try await answer(plane, ["playlistsearch title \"TW\""])
+        XCTAssertEqual(found.first, "file: A/02.flac")
+        XCTAssertTrue(found.contains("Pos: 1") && !found.contains("Pos: 0"), "\(found)")
+        try await expect(plane, ["playlistfind title \"TW\""], ["OK"])
+        let byArtist = try await answer(plane, ["playlistfind artist Ann"])
+        XCTAssertEqual(byArtist.filter { $0.hasPrefix("Pos: ") }, ["Pos: 0", "Pos: 1"])
+        let fallback = try await answer(plane, ["playlistfind albumartist Ann"])
+        XCTAssertEqual(fallback.filter { $0.hasPrefix("Pos: ") }, ["Pos: 0", "Pos: 1"], "AlbumArtist falls back to Artist")
+        try await expect(plane, ["playlistfind base A file \"A/01.flac\""], [
+            "file: A/01.flac", "Artist: Ann", "Title: One", "Time: 62", "duration: 61.500", "Pos: 0", "Id: 3", "OK",
+        ])
+    }
+
     /// MPD answers OK when asked for the state the player is in; nothing is sent then.
     func testStopAndPauseInTheirOwnStateAreDone() async throws {
         var stopped = state()
