@@ -9,28 +9,11 @@ import Glibc
 /// The MPD server through Debian's `mpc` against the real daemon on the paced device: status,
 /// playback, the queue, browsing and searching the library, volume and options, `idle`.
 final class DaemonMPDTests: XCTestCase {
-    /// The picture in "Artist 2/Album 2-1/1.flac", and the cover file of "Artist 1/Album 1-1".
-    private static let embedded = TinyPNG.make(width: 300, height: 200)
-    private static let cover = TinyPNG.make(width: 120, height: 120)
+    private static let embedded = mpdTreeEmbeddedPicture
+    private static let cover = mpdTreeCover
 
-    /// Two artists × two albums × two five-second tracks.
     private func writeTree(_ directory: String) throws {
-        let samples = FLACFixture(frames: 44100 * 5, sampleRate: 44100, channels: 2).samples()
-        let picture = LibFLACEncoder.Picture(type: 3, mimeType: "image/png", width: 300, height: 200, data: Self.embedded)
-        for a in 1...2 {
-            for b in 1...2 {
-                for t in 1...2 {
-                    let path = "\(directory)/Artist \(a)/Album \(a)-\(b)/\(t).flac"
-                    try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent,
-                                                            withIntermediateDirectories: true)
-                    try LibFLACEncoder.write(samples, to: path, sampleRate: 44100, channels: 2, bits: 16, tags: [
-                        ("ALBUMARTIST", "Artist \(a)"), ("ARTIST", "Artist \(a)"), ("ALBUM", "Album \(a)-\(b)"),
-                        ("TITLE", "Song \(t) of \(a)-\(b)"), ("TRACKNUMBER", "\(t)"), ("GENRE", a == 1 ? "Blues" : "Jazz"),
-                    ], pictures: a == 2 && b == 1 && t == 1 ? [picture] : [])
-                }
-            }
-        }
-        XCTAssertTrue(FileManager.default.createFile(atPath: "\(directory)/Artist 1/Album 1-1/cover.png", contents: Data(Self.cover)))
+        try writeMPDTree(directory, seconds: 5, pictures: true)
     }
 
     private struct MPC {
@@ -299,5 +282,35 @@ final class DaemonMPDTests: XCTestCase {
         XCTAssertEqual(result.status, 0, "\(result)")
         XCTAssertEqual(result.stdout, "ok\n", "\(result)")
         XCTAssertTrue(world.daemon.isRunning)
+    }
+}
+
+/// The picture in "Artist 2/Album 2-1/1.flac", and the cover file of "Artist 1/Album 1-1".
+let mpdTreeEmbeddedPicture = TinyPNG.make(width: 300, height: 200)
+let mpdTreeCover = TinyPNG.make(width: 120, height: 120)
+
+/// The MPD tests' tree: two artists × two albums × two tracks of `seconds`, tagged as a tagger
+/// would; with `pictures`, one embedded picture and one cover file.
+func writeMPDTree(_ directory: String, seconds: Int, pictures: Bool) throws {
+    let samples = FLACFixture(frames: 44100 * seconds, sampleRate: 44100, channels: 2).samples()
+    let picture = LibFLACEncoder.Picture(type: 3, mimeType: "image/png", width: 300, height: 200, data: mpdTreeEmbeddedPicture)
+    for a in 1...2 {
+        for b in 1...2 {
+            for t in 1...2 {
+                let path = "\(directory)/Artist \(a)/Album \(a)-\(b)/\(t).flac"
+                try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent,
+                                                        withIntermediateDirectories: true)
+                try LibFLACEncoder.write(samples, to: path, sampleRate: 44100, channels: 2, bits: 16, tags: [
+                    ("ARTIST", "Artist \(a)"), ("ALBUMARTIST", "Artist \(a)"), ("ALBUM", "Album \(a)-\(b)"),
+                    ("TITLE", "Song \(t) of \(a)-\(b)"), ("TRACKNUMBER", "\(t)"), ("DATE", "\(1990 + a)"),
+                    ("GENRE", a == 1 ? "Blues" : "Jazz"),
+                ], pictures: pictures && a == 2 && b == 1 && t == 1 ? [picture] : [])
+            }
+        }
+    }
+    if pictures {
+        guard FileManager.default.createFile(atPath: "\(directory)/Artist 1/Album 1-1/cover.png", contents: Data(mpdTreeCover)) else {
+            throw TestSupportError("cannot write the cover file")
+        }
     }
 }

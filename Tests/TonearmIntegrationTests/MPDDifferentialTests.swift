@@ -39,24 +39,6 @@ final class MPDDifferentialTests: XCTestCase {
         "Last-Modified", "updating_db", "mixrampdb", "volume",
     ]
 
-    private func writeTree(_ directory: String) throws {
-        let samples = FLACFixture(frames: 44100, sampleRate: 44100, channels: 2).samples()
-        for a in 1...2 {
-            for b in 1...2 {
-                for t in 1...2 {
-                    let path = "\(directory)/Artist \(a)/Album \(a)-\(b)/\(t).flac"
-                    try FileManager.default.createDirectory(atPath: (path as NSString).deletingLastPathComponent,
-                                                            withIntermediateDirectories: true)
-                    try LibFLACEncoder.write(samples, to: path, sampleRate: 44100, channels: 2, bits: 16, tags: [
-                        ("ARTIST", "Artist \(a)"), ("ALBUMARTIST", "Artist \(a)"), ("ALBUM", "Album \(a)-\(b)"),
-                        ("TITLE", "Song \(t) of \(a)-\(b)"), ("TRACKNUMBER", "\(t)"), ("DATE", "\(1990 + a)"),
-                        ("GENRE", a == 1 ? "Blues" : "Jazz"),
-                    ])
-                }
-            }
-        }
-    }
-
     /// A blocking MPD connection: one request, its reply up to `OK` or `ACK`.
     private final class Connection {
         private let fd: Int32
@@ -129,7 +111,7 @@ final class MPDDifferentialTests: XCTestCase {
         }
         let world = try DaemonBench(jack: false, device: "null", start: false)
         let music = world.path("music")
-        try writeTree(music)
+        try writeMPDTree(music, seconds: 1, pictures: false)
 
         // Debian's mpd: the same tree, a null output, its own port.
         let mpdPort = try freeTCPPort()
