@@ -55,4 +55,37 @@ final class BoardProfileTests: XCTestCase {
         let score = overall.flatMap { line in line.split(separator: " ").compactMap { Double($0) }.first }
         XCTAssertLessThanOrEqual(try XCTUnwrap(score, "\(String(describing: overall))"), 3.0)
     }
+
+    /// With a network drop-in of Board/tonearmd.service.d (what a profile serving MPD over TCP
+    /// needs), the unit's rating stays at 2.5 or under, and it allows Internet sockets; a home
+    /// profile that listens on every network says which drop-in it needs.
+    func testTheMPDNetworkDropInsKeepTheUnitHardened() throws {
+        guard toolsAvailable("systemd-analyze") else { throw XCTSkip("systemd-analyze is not installed") }
+        let dropIns = boardDirectory.appendingPathComponent("tonearmd.service.d")
+        let names = try FileManager.default.contentsOfDirectory(atPath: dropIns.path).sorted()
+        XCTAssertEqual(names, ["mpd-lan.conf", "mpd-loopback.conf"])
+        for name in names {
+            // An offline root holding the unit and the drop-in, as the install steps put them.
+            let root = try TemporaryDirectory(prefix: "tonearm-unit")
+            let system = root.file("etc/systemd/system")
+            try FileManager.default.createDirectory(atPath: system + "/tonearmd.service.d", withIntermediateDirectories: true)
+            try FileManager.default.copyItem(atPath: boardDirectory.appendingPathComponent("tonearmd.service").path,
+                                             toPath: system + "/tonearmd.service")
+            try FileManager.default.copyItem(atPath: dropIns.appendingPathComponent(name).path,
+                                             toPath: system + "/tonearmd.service.d/mpd.conf")
+            let result = try runProcess(try which("systemd-analyze"),
+                                        ["security", "--offline=yes", "--root=" + root.path, "--threshold=30", "--no-pager", "tonearmd.service"],
+                                        timeout: 30)
+            assertExit(result, 0)
+            let lines = result.stdout.split(separator: "\n")
+            let overall = lines.first { $0.contains("Overall exposure level") }
+            let score = overall.flatMap { line in line.split(separator: " ").compactMap { Double($0) }.first }
+            XCTAssertLessThanOrEqual(try XCTUnwrap(score, "\(name): \(result.stdout)"), 2.5, name)
+            XCTAssertTrue(lines.contains { $0.contains("✗ RestrictAddressFamilies=~AF_(INET|INET6)") }, "\(name) allows IP")
+        }
+        for profile in ["raspberry-pi-4.toml", "raspberry-pi-zero-2w-i2s-dac.toml"] {
+            let text = try String(contentsOfFile: boardDirectory.appendingPathComponent(profile).path, encoding: .utf8)
+            XCTAssertTrue(text.contains("bind = \"0.0.0.0\"") && text.contains("tonearmd.service.d/mpd-lan.conf"), profile)
+        }
+    }
 }
