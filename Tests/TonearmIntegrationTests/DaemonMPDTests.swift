@@ -155,15 +155,7 @@ final class DaemonMPDTests: XCTestCase {
         let mpc = MPC(port: port)
         _ = try waitFor(mpc, "volume", in: "status")
         // Random bytes, an unknown command, a client that goes at once: the next is served.
-        let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-        var address = sockaddr_in()
-        address.sin_family = sa_family_t(AF_INET)
-        address.sin_port = in_port_t(UInt16(port).bigEndian)
-        address.sin_addr.s_addr = inet_addr("127.0.0.1")
-        let connected = withUnsafePointer(to: &address) {
-            $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
-        }
-        XCTAssertTrue(connected, "connect to 127.0.0.1:\(port): errno \(errno)")
+        let fd = try connectTCP(port: port)
         var garbage = (0..<5000).map { _ in UInt8.random(in: 0...255) }
         garbage += Array("\nfrobnicate\n".utf8)
         _ = garbage.withUnsafeBytes { Glibc.write(fd, $0.baseAddress, $0.count) }

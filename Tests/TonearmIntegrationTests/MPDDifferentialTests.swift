@@ -45,18 +45,7 @@ final class MPDDifferentialTests: XCTestCase {
         private var pending: [UInt8] = []
 
         init(port: Int) throws {
-            fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            var address = sockaddr_in()
-            address.sin_family = sa_family_t(AF_INET)
-            address.sin_port = in_port_t(UInt16(port).bigEndian)
-            address.sin_addr.s_addr = inet_addr("127.0.0.1")
-            let connected = withUnsafePointer(to: &address) {
-                $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
-            }
-            guard connected else {
-                close(fd)
-                throw TestSupportError("connect to 127.0.0.1:\(port): errno \(errno)")
-            }
+            fd = try connectTCP(port: port)
             var timeout = timeval(tv_sec: 10, tv_usec: 0)
             setsockopt(fd, SOL_SOCKET, SO_RCVTIMEO, &timeout, socklen_t(MemoryLayout<timeval>.size))
             _ = try line()  // the greeting
@@ -203,4 +192,23 @@ func freeTCPPort() throws -> Int {
     }
     guard bound else { throw TestSupportError("bind: \(errno)") }
     return Int(UInt16(bigEndian: address.sin_port))
+}
+
+/// A TCP connection to 127.0.0.1:`port`: its descriptor.
+func connectTCP(port: Int) throws -> Int32 {
+    let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
+    guard fd >= 0 else { throw TestSupportError("socket: \(errno)") }
+    var address = sockaddr_in()
+    address.sin_family = sa_family_t(AF_INET)
+    address.sin_port = in_port_t(UInt16(port).bigEndian)
+    address.sin_addr.s_addr = inet_addr("127.0.0.1")
+    let connected = withUnsafePointer(to: &address) {
+        $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_in>.size)) == 0 }
+    }
+    guard connected else {
+        let error = errno
+        close(fd)
+        throw TestSupportError("connect to 127.0.0.1:\(port): errno \(error)")
+    }
+    return fd
 }
