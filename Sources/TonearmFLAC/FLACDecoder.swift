@@ -46,15 +46,11 @@ public final class FLACDecoder {
     private var nextFrame = 0
     private var reachedEnd = false
 
-    /// What `path` says about itself, from its metadata alone (no audio is decoded: the format
+    /// What a file says about itself, from its metadata alone (no audio is decoded: the format
     /// is STREAMINFO's): for indexing a library, where a file is read once and not played.
-    public static func metadata(path: String) throws(FLACError) -> TrackInfo {
-        try FLACDecoder(file: try open(path), path: path, keepPictureData: false, metadataOnly: true).info
-    }
-
-    /// The same for a file already open: `fd` is read from its start and closed, whatever
-    /// happens; `path` names it in errors. A library scan opens each file relative to its
-    /// directory, so the kernel does not walk the whole path again.
+    /// `fd` is read from its start and closed, whatever happens; `path` names it in errors. A
+    /// library scan opens each file relative to its directory, so the kernel does not walk the
+    /// whole path again.
     public static func metadata(fd: Int32, path: String) throws(FLACError) -> TrackInfo {
         try FLACDecoder(file: fd, path: path, keepPictureData: false, metadataOnly: true).info
     }

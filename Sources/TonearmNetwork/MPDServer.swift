@@ -102,9 +102,6 @@ public final class MPDServer: Sendable {
     /// commands by it.
     public static let protocolVersion = "0.23.5"
 
-    /// The TCP port actually bound (for port 0, the one the kernel chose); nil without TCP.
-    public let boundPort: Int?
-
     public init(options: MPDServerOptions, group: any EventLoopGroup,
                 handler: @escaping @Sendable (MPDRequest, MPDReply) -> Void) throws(ControlError) {
         let loop = group.next()
@@ -116,7 +113,6 @@ public final class MPDServer: Sendable {
         }
         var listeners: [any Channel] = []
         var socketFile: UnixSocketFile?
-        var port: Int?
         do throws(ControlError) {
             if let host = options.host {
                 let place = "\(host):\(options.port)"
@@ -125,7 +121,6 @@ public final class MPDServer: Sendable {
                     let listener = try bootstrap.serverChannelOption(.socketOption(.so_reuseaddr), value: 1)
                         .bind(host: host, port: options.port).wait()
                     listeners.append(listener)
-                    port = listener.localAddress?.port
                 } catch {
                     throw ControlError(path: place, message: "cannot listen on \(place): \(error)")
                 }
@@ -149,7 +144,6 @@ public final class MPDServer: Sendable {
         self.service = service
         self.listeners = listeners
         self.socketFile = socketFile
-        boundPort = port
     }
 
     deinit { stop() }
