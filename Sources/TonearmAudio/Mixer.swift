@@ -26,13 +26,14 @@ public struct MixerTiming: Hashable, Sendable {
 
 /// One stream feeding the mixer: a ring of samples already in the device's rate and channel
 /// layout, and three gain factors the control plane sets from any thread and the render path
-/// ramps towards, each over its own time (`MixerTiming`). The stream sounds at
-/// `gain × duckLevel × fade`.
+/// ramps towards, each over its own time (`MixerTiming`), plus the ReplayGain level the output
+/// thread sets at track boundaries. The stream sounds at `gain × duckLevel × fade × level`.
 public final class MixerInput: @unchecked Sendable {
     public let ring: SPSCRing
     private let volumeBits: Atomic<UInt32>
     private let duckBits: Atomic<UInt32>
     private let fadeBits: Atomic<UInt32>
+    private let levelBits = Atomic<UInt32>(Float(1).bitPattern)
     private let enabledFlag: Atomic<Bool>
     private let appliedBits: Atomic<UInt32>
     /// `attach` publishes the factors a new stream starts at, then bumps the generation.
@@ -45,6 +46,7 @@ public final class MixerInput: @unchecked Sendable {
     fileprivate var volumeRamp: GainRamp
     fileprivate var duckRamp: GainRamp
     fileprivate var fadeRamp: GainRamp
+    fileprivate var levelRamp = GainRamp(1)
     fileprivate var seenGeneration = 0
 
     /// The factors apply from the first sample, with no ramp.
@@ -76,6 +78,20 @@ public final class MixerInput: @unchecked Sendable {
     public var fade: Float {
         get { Float(bitPattern: fadeBits.load(ordering: .relaxed)) }
         set { fadeBits.store(newValue.bitPattern, ordering: .relaxed) }
+    }
+
+    /// The loudness correction (ReplayGain): 1 leaves the stream untouched. A change ramps like
+    /// a volume change; `snapLevel` changes it between two samples, at a track boundary.
+    public var level: Float {
+        get { Float(bitPattern: levelBits.load(ordering: .relaxed)) }
+        set { levelBits.store(newValue.bitPattern, ordering: .relaxed) }
+    }
+
+    /// Output thread only, between periods: the level jumps to `level` from the next frame
+    /// rendered (a new track begins there, so no ramp blurs its first samples).
+    public func snapLevel(_ level: Float) {
+        self.level = level
+        levelRamp.snap(to: level)
     }
 
     /// A disabled input is not read (its samples wait in the ring) and its ramps stand still.
@@ -121,12 +137,12 @@ public final class MixerInput: @unchecked Sendable {
 
     @inline(__always)
     fileprivate var isSettledAtUnity: Bool {
-        volumeRamp.isSettled(at: 1) && duckRamp.isSettled(at: 1) && fadeRamp.isSettled(at: 1)
+        volumeRamp.isSettled(at: 1) && duckRamp.isSettled(at: 1) && fadeRamp.isSettled(at: 1) && levelRamp.isSettled(at: 1)
     }
 
     @inline(__always)
     fileprivate func publishAppliedGain() {
-        let applied = Float(volumeRamp.value * duckRamp.value * fadeRamp.value)
+        let applied = Float(volumeRamp.value * duckRamp.value * fadeRamp.value * levelRamp.value)
         appliedBits.store(applied.bitPattern, ordering: .relaxed)
     }
 }
@@ -285,6 +301,7 @@ public final class Mixer: @unchecked Sendable {
                 input.volumeRamp.advance(by: frames)
                 input.duckRamp.advance(by: frames)
                 input.fadeRamp.advance(by: frames)
+                input.levelRamp.advance(by: frames)
                 input.publishAppliedGain()
             }
             return frames
@@ -317,6 +334,7 @@ public final class Mixer: @unchecked Sendable {
         let down = Double(duck) < input.duckRamp.value
         input.duckRamp.retarget(duck, frames: down ? duckFrames : duckRestoreFrames, inDecibels: true)
         input.fadeRamp.retarget(input.fade, frames: fadeFrames, inDecibels: false)
+        input.levelRamp.retarget(input.level, frames: rampFrames, inDecibels: true)
     }
 
     /// Adds `count` frames from `intScratch` to the float bus, each at the product of the
@@ -327,9 +345,10 @@ public final class Mixer: @unchecked Sendable {
         var volume = input.volumeRamp
         var duck = input.duckRamp
         var fade = input.fadeRamp
+        var level = input.levelRamp
         let end = count * channels
-        if volume.isSettled && duck.isSettled && fade.isSettled {
-            let scaled = Float(volume.value * duck.value * fade.value) * SampleConversion.int32Scale
+        if volume.isSettled && duck.isSettled && fade.isSettled && level.isSettled {
+            let scaled = Float(volume.value * duck.value * fade.value * level.value) * SampleConversion.int32Scale
             if scaled != 0 {
                 var i = 0
                 while i < end {
@@ -340,7 +359,7 @@ public final class Mixer: @unchecked Sendable {
         } else {
             var i = 0
             while i < end {
-                let scaled = Float(volume.next() * duck.next() * fade.next()) * SampleConversion.int32Scale
+                let scaled = Float(volume.next() * duck.next() * fade.next() * level.next()) * SampleConversion.int32Scale
                 for c in 0..<channels { floatScratch[i + c] += Float(intScratch[i + c]) * scaled }
                 i += channels
             }
@@ -348,9 +367,11 @@ public final class Mixer: @unchecked Sendable {
         volume.advance(by: total - count)
         duck.advance(by: total - count)
         fade.advance(by: total - count)
+        level.advance(by: total - count)
         input.volumeRamp = volume
         input.duckRamp = duck
         input.fadeRamp = fade
+        input.levelRamp = level
     }
     // ── Render path ends ─────────────────────────────────────────────────────────────────
 }

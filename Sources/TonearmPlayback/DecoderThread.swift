@@ -168,7 +168,7 @@ private struct PlayerDecoding: ProducerPolicy {
                                                        channels: engine.deviceChannels.load(ordering: .acquiring)))
                     t.endOfQueue = nil
                 }
-                queueStart(written, &producer)
+                queueStart(QueuedStart(sample: written, gain: decoder.info.replayGain, albumInOrder: next.albumInOrder), &producer)
                 self.item = next
                 self.decoder = decoder
                 producer.pending = UnsafeBufferPointer(start: nil, count: 0)
@@ -188,10 +188,10 @@ private struct PlayerDecoding: ProducerPolicy {
 
     /// Hands the output where the item just begun starts, so it announces the start when it
     /// gets there; rings it in case it sleeps there already (a seek while paused).
-    private func queueStart(_ sample: Int, _ producer: inout Producer) {
+    private func queueStart(_ start: QueuedStart, _ producer: inout Producer) {
         // The queue holds more starts than a read-ahead of anything but tracks a few
         // milliseconds long; for those, wait for the output to take some.
-        while !engine.starts.push(sample) && !stopped {
+        while !engine.starts.push(start) && !stopped {
             producer.bell.sleep(milliseconds: 5) { stopped }
         }
         producer.output.ring()

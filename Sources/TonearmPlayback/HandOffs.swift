@@ -188,28 +188,67 @@ final class HandOff<Value: Sendable>: @unchecked Sendable {
     }
 }
 
-/// The ring samples where items start in the player's ring, oldest first: decoder → output, so
-/// the output can announce a start once it has written the period that holds it (then the start
-/// says exactly when it is heard) without the lock the timeline takes. Two `Int32` halves an
-/// entry, in the one ring type there is.
+extension ReplayGainSettings: WordCoded {
+    static var wordCount: Int { 4 }
+
+    func encode(into words: UnsafeMutableBufferPointer<Int>) {
+        words[0] = ReplayGainMode.allCases.firstIndex(of: mode) ?? 0
+        words[1] = Int(bitPattern: UInt(preamp.bitPattern))
+        words[2] = Int(bitPattern: UInt(missingPreamp.bitPattern))
+        words[3] = preventsClipping ? 1 : 0
+    }
+
+    init(decoding words: UnsafeBufferPointer<Int>) {
+        let modes = ReplayGainMode.allCases
+        self.init(mode: modes.indices.contains(words[0]) ? modes[words[0]] : .off,
+                  preamp: Double(bitPattern: UInt64(UInt(bitPattern: words[1]))),
+                  missingPreamp: Double(bitPattern: UInt64(UInt(bitPattern: words[2]))),
+                  preventsClipping: words[3] != 0)
+    }
+}
+
+/// Where an item starts in the player's ring, and what its loudness correction needs.
+struct QueuedStart {
+    var sample: Int
+    var gain: ReplayGain
+    var albumInOrder: Bool
+}
+
+/// The item starts in the player's ring, oldest first: decoder → output, so the output can
+/// announce a start once it has written the period that holds it (then the start says exactly
+/// when it is heard), and change the ReplayGain level on the start's very sample, without the
+/// lock the timeline takes. Eight `Int32`s an entry, in the one ring type there is: the sample
+/// in two halves, the four gains and peaks as `Float` bits (NaN when the file has none), the
+/// album flag.
 final class StartQueue: @unchecked Sendable {
     private let queue: SPSCRing
+    private static let words = 8
     /// The output's copy of the entry it takes.
-    private let entry = UnsafeMutablePointer<Int32>.allocate(capacity: 2)
+    private let entry = UnsafeMutablePointer<Int32>.allocate(capacity: StartQueue.words)
 
-    init(entries: Int) { queue = SPSCRing(capacity: 2 * entries) }
+    init(entries: Int) { queue = SPSCRing(capacity: StartQueue.words * entries) }
 
     deinit { entry.deallocate() }
 
     /// Decoder: false when full (more starts ahead of the reader than the queue holds).
-    func push(_ sample: Int) -> Bool {
-        let halves = [Int32(truncatingIfNeeded: sample >> 32), Int32(truncatingIfNeeded: sample)]
-        return halves.withUnsafeBufferPointer { queue.write($0, frameSize: 2) } == 2
+    func push(_ start: QueuedStart) -> Bool {
+        func bits(_ value: Double?) -> Int32 { Int32(bitPattern: Float(value ?? .nan).bitPattern) }
+        let words = [Int32(truncatingIfNeeded: start.sample >> 32), Int32(truncatingIfNeeded: start.sample),
+                     bits(start.gain.trackGain), bits(start.gain.trackPeak), bits(start.gain.albumGain),
+                     bits(start.gain.albumPeak), start.albumInOrder ? 1 : 0, 0]
+        return words.withUnsafeBufferPointer { queue.write($0, frameSize: StartQueue.words) } == StartQueue.words
     }
 
     /// Output: the oldest start not yet taken.
-    func pop() -> Int? {
-        guard queue.read(into: entry, count: 2) == 2 else { return nil }
-        return Int(entry[0]) << 32 | Int(UInt32(bitPattern: entry[1]))
+    func pop() -> QueuedStart? {
+        guard queue.read(into: entry, count: StartQueue.words) == StartQueue.words else { return nil }
+        func value(_ word: Int32) -> Double? {
+            let v = Float(bitPattern: UInt32(bitPattern: word))
+            return v.isNaN ? nil : Double(v)
+        }
+        return QueuedStart(sample: Int(entry[0]) << 32 | Int(UInt32(bitPattern: entry[1])),
+                           gain: ReplayGain(trackGain: value(entry[2]), trackPeak: value(entry[3]),
+                                            albumGain: value(entry[4]), albumPeak: value(entry[5])),
+                           albumInOrder: entry[6] != 0)
     }
 }

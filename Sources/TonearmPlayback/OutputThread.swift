@@ -33,10 +33,15 @@ struct OutputThread {
     /// Whether the device plays faster than real time (`null`, a file): started, it has taken
     /// everything written by the time there is room again, and no underrun was reported.
     private var unpaced = false
-    /// The oldest item start (a ring sample) not yet reached, and whether one has been reached
-    /// and not yet announced.
-    private var nextStart: Int?
+    /// The oldest item start not yet reached, and whether one has been reached and not yet
+    /// announced.
+    private var nextStart: QueuedStart?
     private var startReached = false
+    /// The start of the item heard now, for its ReplayGain level.
+    private var heardStart: QueuedStart?
+    /// ReplayGain as last read, and the generation it was read at.
+    private var replayGain = ReplayGainSettings()
+    private var replayGainSeen = 0
     /// The last end of queue (`endsToTell`) this thread announced; mirrors `outputIdle`.
     private var toldEnd = 0
     private var reportedIdle = true
@@ -114,6 +119,7 @@ struct OutputThread {
         lockMemory()
 
         while !engine.stopRequested.load(ordering: .relaxed) {
+            takeReplayGain()
             takeStreamCuts()
             if takePlayerCut() || openDeviceIfWanted() { continue }
             guard let (device, format) = nextPeriod() else { continue }
@@ -141,12 +147,27 @@ struct OutputThread {
             if let outcome = device.waitForRoom(format.periodFrames, timeoutMilliseconds: timeout) { return outcome }
             deviceFill = max(0, format.bufferFrames - device.availableFrames)
             unpaced = deviceFill == 0 && writtenSinceStart >= format.bufferFrames
-            period.pending = mixer.render(into: period.buffer, frames: format.periodFrames)
+            period.pending = mixer.render(into: period.buffer, frames: periodLength(format))
             period.offset = 0
             if period.pending == 0 { return nil }
         }
         return device.write(period.buffer + period.offset * format.bytesPerFrame, count: period.pending,
                             timeoutMilliseconds: timeout)
+    }
+
+    /// A period, cut short where the next item starts while ReplayGain is on, and the start it
+    /// begins at taken first: an item's level then changes on its first sample.
+    @inline(__always)
+    private mutating func periodLength(_ format: DeviceFormat) -> Int {
+        guard replayGain.mode != .off, mix == .player else { return format.periodFrames }
+        let channels = max(1, format.channels)
+        // What is written is read before the starts: the decoder queues an item's start before
+        // it writes the item's first sample, so no sample read here has a start not yet seen.
+        let readable = ring.readableSamples / channels
+        takeReachedStarts()
+        guard let start = nextStart?.sample else { return min(format.periodFrames, readable) }
+        let ahead = (start - ring.samplesRead) / channels
+        return min(format.periodFrames, readable, ahead > 0 ? ahead : Int.max)
     }
 
     /// Counts what the device took and publishes what is heard: atomics only.
@@ -214,6 +235,16 @@ struct OutputThread {
             slot.bell.ring(having: slot.ring.freeSamples)
             index += 1
         }
+    }
+
+    /// A new ReplayGain mode or pre-amp: the item heard now ramps to its new level, and the
+    /// starts reached from now on take it.
+    private mutating func takeReplayGain() {
+        let generation = engine.replayGainGeneration.load(ordering: .acquiring)
+        guard generation != replayGainSeen, let settings = engine.replayGain.load() else { return }
+        replayGainSeen = generation
+        replayGain = settings
+        engine.playerInput.level = level(heardStart)
     }
 
     /// A session's new stream clears what its slot's last stream left.
@@ -308,6 +339,7 @@ struct OutputThread {
     private mutating func nextPeriod() -> (PCMDevice, DeviceFormat)? {
         let pauseWanted = engine.pauseRequested.load(ordering: .acquiring)
         engine.playerInput.gain = pauseWanted ? 0 : Float(bitPattern: engine.volumeBits.load(ordering: .relaxed))
+
         var next = mix
         if period.pending == 0 {
             guard let chosen = chooseMix(pauseWanted: pauseWanted) else { return nil }
@@ -411,15 +443,25 @@ struct OutputThread {
         }
     }
 
-    /// Takes from the decoder's queue the item starts the reader has reached.
+    /// Takes from the decoder's queue the item starts the reader has reached, and sets the
+    /// ReplayGain level of the last. Arithmetic and atomics only: it runs in the render path.
+    @inline(__always)
     private mutating func takeReachedStarts() {
         let read = ring.samplesRead
         while true {
             if nextStart == nil { nextStart = engine.starts.pop() }
-            guard let start = nextStart, start <= read else { return }
+            guard let start = nextStart, start.sample <= read else { return }
             nextStart = nil
             startReached = true
+            heardStart = start
+            engine.playerInput.snapLevel(level(start))
         }
+    }
+
+    /// The ReplayGain level of the item starting at `start`: 1 while off, or with no item.
+    private func level(_ start: QueuedStart?) -> Float {
+        guard let start else { return 1 }
+        return Float(replayGain.scale(start.gain, albumInOrder: start.albumInOrder))
     }
 
     /// Announces the starts reached: after the write of the period that holds one, so that its

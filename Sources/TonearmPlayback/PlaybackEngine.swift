@@ -43,10 +43,13 @@ public struct PlaybackOptions: Sendable {
 public struct EngineItem: Sendable, Equatable {
     public var id: Int
     public var path: String
+    /// It plays within an album heard in order: ReplayGain's `auto` takes the album's gain.
+    public var albumInOrder: Bool
 
-    public init(id: Int, path: String) {
+    public init(id: Int, path: String, albumInOrder: Bool = false) {
         self.id = id
         self.path = path
+        self.albumInOrder = albumInOrder
     }
 }
 
@@ -211,6 +214,9 @@ public final class PlaybackEngine: @unchecked Sendable {
     let stopRequested = Atomic<Bool>(false)
     let pauseRequested = Atomic<Bool>(false)
     let volumeBits = Atomic<UInt32>(Float(1).bitPattern)
+    /// ReplayGain as the control plane set it; the output thread applies it to what it hears.
+    let replayGain = SequenceLocked<ReplayGainSettings>(ReplayGainSettings())
+    let replayGainGeneration = Atomic<Int>(0)
 
     // Output thread → control, published through atomics.
     let outputFinished = Atomic<Bool>(false)
@@ -386,6 +392,14 @@ public final class PlaybackEngine: @unchecked Sendable {
     public func setVolume(_ percent: Double) {
         let gain = Float(max(0, min(100, percent)) / 100)
         volumeBits.store(gain.bitPattern, ordering: .relaxed)
+    }
+
+    /// How loud each item plays (ReplayGain). From the next period on; off keeps the stream
+    /// bit-perfect.
+    public func setReplayGain(_ settings: ReplayGainSettings) {
+        replayGain.store(settings)
+        replayGainGeneration.add(1, ordering: .releasing)
+        outputBell.wake()
     }
 
     /// What follows the current item changed; re-reads it through `upcoming`.

@@ -60,6 +60,12 @@ struct Play: ParsableCommand {
     @Option(help: ArgumentHelp("Milliseconds without a completed period after which the device counts as lost (default: 4 buffers, at least 1000).", valueName: "ms"))
     var stallTimeout: Int?
 
+    @Option(help: ArgumentHelp("ReplayGain: off (bit-perfect), track, album, or auto (album while the files are one album in order).", valueName: "mode"))
+    var replayGain: ReplayGainMode = .off
+
+    @Option(help: ArgumentHelp("dB added to every file's ReplayGain (clipping is still prevented by the stored peak).", valueName: "dB"))
+    var replayGainPreamp: Double = 0
+
     @Flag(name: .shortAndLong, help: "No status lines.")
     var quiet = false
 
@@ -75,6 +81,7 @@ struct Play: ParsableCommand {
         guard start >= 0 else { throw ValidationError("--start must not be negative") }
         guard readAhead >= 0.1 && readAhead <= 60 else { throw ValidationError("--read-ahead must be between 0.1 and 60 seconds") }
         guard reopenInterval >= 10 else { throw ValidationError("--reopen-interval must be at least 10 ms") }
+        guard (-15...15).contains(replayGainPreamp) else { throw ValidationError("--replay-gain-preamp must be between -15 and 15 dB") }
     }
 
     func run() throws {
@@ -122,13 +129,16 @@ struct Play: ParsableCommand {
         }
 
         // The queue is the command line: each file is followed by the next.
-        let items = tracks.enumerated().map { EngineItem(id: $0.offset, path: $0.element.path) }
+        let items = tracks.enumerated().map { index, track in
+            EngineItem(id: index, path: track.path, albumInOrder: Self.albumInOrder(tracks, index))
+        }
         let engine = PlaybackEngine(options: options) { id in id + 1 < items.count ? items[id + 1] : nil }
 
         signal(SIGINT) { _ in interrupted.store(true, ordering: .relaxed) }
         signal(SIGTERM) { _ in interrupted.store(true, ordering: .relaxed) }
 
         let began = monotonicSeconds()
+        engine.setReplayGain(ReplayGainSettings(mode: replayGain, preamp: replayGainPreamp))
         engine.start()
         engine.play(items[0], from: start)
         var failures = 0
@@ -198,3 +208,13 @@ struct Play: ParsableCommand {
 func basename(_ path: String) -> String {
     path.split(separator: "/").last.map(String.init) ?? path
 }
+
+extension Play {
+    /// The file at `index` has the album of the file before or after it.
+    static func albumInOrder(_ tracks: [TrackInfo], _ index: Int) -> Bool {
+        guard let album = tracks[index].album else { return false }
+        return (index > 0 && tracks[index - 1].album == album) || (index + 1 < tracks.count && tracks[index + 1].album == album)
+    }
+}
+
+extension ReplayGainMode: ExpressibleByArgument {}

@@ -345,6 +345,32 @@ final class MixerGainTests: XCTestCase {
         XCTAssertLessThanOrEqual(largestStep(g), 1 / Double(mixer.fadeFrames) + 1e-5)
     }
 
+    // MARK: ReplayGain level
+
+    /// A snapped level applies from the next frame with no ramp; a level set afterwards ramps
+    /// over the volume time, in dB; back at 1 the 16-bit path is bit-perfect again.
+    func testTheLevelSnapsAtABoundaryRampsOtherwiseAndUnityIsBitPerfect() {
+        let input = MixerInput(ring: ring(constant(half, seconds: 1)))
+        let mixer = Mixer(inputs: [input], format: float, maxFrames: Self.period)
+        input.snapLevel(0.25)
+        XCTAssertEqual(renderFloat(mixer, periods: 1).map { $0 / 0.5 }, Array(repeating: 0.25, count: Self.period))
+        XCTAssertEqual(input.appliedGain, 0.25)
+        input.level = 1
+        let g = renderFloat(mixer, periods: mixer.rampFrames / Self.period + 1).map { Double($0 / 0.5) }
+        XCTAssertEqual(g.firstIndex { abs($0 - 1) < 1e-6 }.map { $0 + 1 }, mixer.rampFrames, "reaches 1 after the volume ramp")
+        for i in 1..<mixer.rampFrames { XCTAssertGreaterThan(g[i], g[i - 1], "rises monotonically") }
+        // A ramp in dB: equal ratios per frame.
+        XCTAssertEqual(g[1] / g[0], g[101] / g[100], accuracy: 1e-5)
+
+        let samples = sine(997, amplitude: 20000, seconds: 0.1)
+        let sixteen = MixerInput(ring: ring(samples))
+        let bitPerfect = Mixer(inputs: [sixteen], format: s16, maxFrames: Self.period)
+        sixteen.snapLevel(0.5)
+        sixteen.snapLevel(1)
+        XCTAssertEqual(render16(bitPerfect, periods: 4), samples.prefix(4 * Self.period * 2).map { Int16($0 >> 16) },
+                       "a level of 1 is the integer path")
+    }
+
     // MARK: Timing
 
     /// Every ramp's length comes from its time in seconds at the device's rate; `configure`
