@@ -70,6 +70,8 @@ extension PlayerCore {
         guard let current = currentItemID else { return .noActionableItem }
         // Repeat one does not hold `nextTrack` on the item; it only affects `upcoming(after:)`.
         guard let next = following(current, wraps: repeatMode == .all) else { return .disabled }
+        // Consume: skipping on counts as having played the item.
+        if consume, next != current { forget(current) }
         return moveTo(next, now: now)
     }
 

@@ -31,14 +31,18 @@ extension PlayerCore {
             // While scanning the daemon steps the engine itself; these are its own steps.
             guard scanRate == nil else { return [] }
             let expected = self.position(at: heardAt)
-            if repeatMode == .one, reported + Self.engineReportTolerance < expected {
+            if repeatsItem, reported + Self.engineReportTolerance < expected {
                 setAnchor(reported, now: heardAt)
+                // Single oneshot repeats once; what follows is the queue's next item again.
+                if single == .oneshot { single = .off }
                 return publish(.trackChanged, replaces: true)
             }
             return follow(reported, heardAt: heardAt, tolerance: Self.engineReportTolerance)
         }
+        let finished = currentItemID
         currentItemID = itemID
         setAnchor(reported, now: heardAt)
+        if consume, let finished, finished != itemID { forget(finished) }
         return publish(.trackChanged, replaces: true)
     }
 
@@ -121,6 +125,12 @@ extension PlayerCore {
         engineHoldsItem = false
         state = .stopped
         setAnchor(0, now: now)
+        if single == .oneshot { single = .off }
+        if consume, let finished = currentItemID {
+            // The last item played: it goes, and with it the current item.
+            forget(finished)
+            currentItemID = nil
+        }
         return publish(.stopped)
     }
 

@@ -75,6 +75,26 @@ extension PlayerCore {
         unplayableItemIDs.remove(id)
     }
 
+    /// Removes an item that is no longer current (consume).
+    mutating func forget(_ itemID: Int) {
+        guard let index = queue.firstIndex(where: { $0.id == itemID }) else { return }
+        forget(at: index)
+    }
+
+    /// Single: stop (or repeat, with repeat on) after the current item.
+    public mutating func setSingle(_ mode: SingleMode) -> CommandOutcome {
+        guard mode != single else { return CommandOutcome(status: .success) }
+        let before = upcomingID
+        single = mode
+        return CommandOutcome(status: .success, actions: upcomingActions(before: before))
+    }
+
+    /// Consume: items leave the queue once played. The queue ahead is unchanged.
+    public mutating func setConsume(_ on: Bool) -> CommandOutcome {
+        consume = on
+        return CommandOutcome(status: .success)
+    }
+
     /// Moves an item to `index` in the user's order (0..<queue.count). With shuffle on the play
     /// order does not change.
     public mutating func move(itemID: Int, to index: Int, now: Double) -> CommandOutcome {

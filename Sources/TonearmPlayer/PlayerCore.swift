@@ -17,6 +17,10 @@ public struct PlayerCore: Sendable {
     public internal(set) var currentItemID: Int?
     public internal(set) var repeatMode: RepeatMode = .off
     public internal(set) var shuffle = false
+    /// Stop (or, with repeat, repeat) after the current item.
+    public internal(set) var single: SingleMode = .off
+    /// Items are removed from the queue once they have played.
+    public internal(set) var consume = false
     /// Percent, 0...100.
     public internal(set) var volume: Double = 100
     public var preferredSkipForwardInterval: Double
@@ -140,9 +144,11 @@ public struct PlayerCore: Sendable {
     /// skipping items the engine could not play; nil at the end. With repeat one it is `itemID`
     /// itself. The daemon pre-queues it for a gapless transition.
     public func upcoming(after itemID: Int) -> QueueItem? {
-        if repeatMode == .one, !unplayableItemIDs.contains(itemID), let item = item(itemID) {
+        if repeatsItem, !unplayableItemIDs.contains(itemID), let item = item(itemID) {
             return item
         }
+        // Single without repeat: the queue ends after this item.
+        if single != .off { return nil }
         let order = playOrder
         guard let index = order.firstIndex(of: itemID) else { return nil }
         var candidates = Array(order[(index + 1)...])
@@ -150,7 +156,21 @@ public struct PlayerCore: Sendable {
         return candidates.first { !unplayableItemIDs.contains($0) }.flatMap(item)
     }
 
+    /// Whether `itemID` plays within an album heard in order: shuffle is off and the item
+    /// before or after it in the queue is from the same album. ReplayGain's `auto` then takes
+    /// the album's gain, so the album's own dynamics survive.
+    public func albumInOrder(_ itemID: Int) -> Bool {
+        guard !shuffle, let index = queue.firstIndex(where: { $0.id == itemID }),
+            let album = queue[index].metadata.album
+        else { return false }
+        return (index > 0 && queue[index - 1].metadata.album == album)
+            || (index + 1 < queue.count && queue[index + 1].metadata.album == album)
+    }
+
     // MARK: Internals shared by the extensions
+
+    /// The current item plays again when it ends: repeat one, or single with repeat.
+    var repeatsItem: Bool { repeatMode == .one || (single != .off && repeatMode == .all) }
 
     var playOrder: [Int] { shuffle ? storedShuffleOrder : queue.map(\.id) }
 

@@ -15,3 +15,9 @@ public enum TransportState: String, Sendable {
 public enum RepeatMode: String, Sendable, CaseIterable {
     case off, one, all
 }
+
+/// Whether the player stops after the current item (MPD's `single`): with repeat on it plays the
+/// item again instead. `oneshot` does so once, then turns itself off.
+public enum SingleMode: String, Sendable, CaseIterable {
+    case off, on, oneshot
+}
