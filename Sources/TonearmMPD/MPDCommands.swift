@@ -1,6 +1,7 @@
 #if canImport(Glibc)
 import Glibc
 #endif
+import TonearmAudio
 import TonearmControlPlane
 import TonearmNetwork
 import TonearmPlayer
@@ -46,11 +47,11 @@ final class MPDCommands {
     /// command lists are the connection's own.
     static let served: [String] = [
         "add", "addid", "albumart", "binarylimit", "clear", "clearerror", "close", "command_list_begin", "command_list_end",
-        "command_list_ok_begin", "commands", "consume", "count", "currentsong", "decoders", "delete", "deleteid", "find",
+        "command_list_ok_begin", "commands", "consume", "count", "crossfade", "currentsong", "decoders", "delete", "deleteid", "find",
         "findadd", "getvol", "idle", "list", "listall", "listallinfo", "listplaylist", "listplaylistinfo",
-        "listplaylists", "load", "lsinfo", "move", "moveid", "next", "noidle", "notcommands", "outputs",
+        "listplaylists", "load", "lsinfo", "mixrampdb", "mixrampdelay", "move", "moveid", "next", "noidle", "notcommands", "outputs",
         "password", "pause", "ping", "play", "playid", "playlist", "playlistid", "playlistinfo", "plchanges",
-        "playlistfind", "playlistsearch", "plchangesposid", "previous", "random", "readpicture", "repeat", "rescan", "search", "searchadd", "seek", "seekcur",
+        "playlistfind", "playlistsearch", "plchangesposid", "previous", "random", "readpicture", "repeat", "replay_gain_mode", "replay_gain_status", "rescan", "search", "searchadd", "seek", "seekcur",
         "seekid", "setvol", "single", "stats", "status", "stop", "swap", "swapid", "tagtypes", "update", "urlhandlers",
         "volume",
     ]
@@ -236,26 +237,48 @@ final class MPDCommands {
         case "repeat":
             try count(args, 1)
             let on = try boolean(args[0])
-            let mode = await plane.snapshot().repeatMode
-            return try await remote(CommandRequest(.changeRepeatMode, repeatMode: on ? (mode == .off ? .all : mode) : .off))
+            let state = await plane.snapshot()
+            // MPD's repeat + single is the command center's repeat one; leaving it keeps single.
+            if !on, state.repeatMode == .one { _ = try await send(.playerMode(.single(.on))) }
+            return try await remote(CommandRequest(.changeRepeatMode, repeatMode: on ? (state.repeatMode == .off ? .all : state.repeatMode) : .off))
         case "random":
             try count(args, 1)
             return try await remote(CommandRequest(.changeShuffleMode, shuffle: try boolean(args[0])))
         case "single":
-            // Single with repeat is repeat one; single without repeat (stop after the song) and
-            // "oneshot" the player cannot do yet.
             try count(args, 1)
-            let mode = await plane.snapshot().repeatMode
-            if args[0] == "oneshot" { throw .argument("single oneshot is not supported") }
-            if try boolean(args[0]) {
-                guard mode != .off else { throw .argument("single without repeat (stop after this song) is not supported; turn repeat on first") }
-                return try await remote(CommandRequest(.changeRepeatMode, repeatMode: .one))
+            let mode: SingleMode = args[0] == "oneshot" ? .oneshot : try boolean(args[0]) ? .on : .off
+            if mode == .off, await plane.snapshot().repeatMode == .one {
+                // Repeat one is repeat with single: without single it is repeat all.
+                _ = try await remote(CommandRequest(.changeRepeatMode, repeatMode: .all))
             }
-            return mode == .one ? try await remote(CommandRequest(.changeRepeatMode, repeatMode: .all)) : ""
+            return try await send(.playerMode(.single(mode)))
         case "consume":
-            // The queue keeps what it played: consume is always off.
+            // mpd 0.23 knows only 0 and 1 (oneshot came with 0.24).
             try count(args, 1)
-            if try boolean(args[0]) { throw .argument("consume mode is not supported") }
+            return try await send(.playerMode(.consume(try boolean(args[0]))))
+        case "replay_gain_mode":
+            try count(args, 1)
+            guard let mode = ReplayGainMode(rawValue: args[0]) else { throw .argument("Unrecognized replay gain mode") }
+            return try await send(.playerMode(.replayGain(mode: mode, preamp: nil, missingPreamp: nil)))
+        case "replay_gain_status":
+            try count(args, 0)
+            return "replay_gain_mode: \((await plane.snapshot().replayGain.mode).rawValue)\n"
+        case "crossfade":
+            // Tracks join gaplessly, sample for sample; there is no crossfade to set.
+            try count(args, 1)
+            guard let seconds = UInt(args[0]) else { throw .argument("Integer expected: \(args[0])") }
+            guard seconds == 0 else { throw .argument("crossfade is not supported: tracks join gaplessly") }
+            return ""
+        case "mixrampdb":
+            try count(args, 1)
+            guard let decibels = Double(args[0]) else { throw .argument("Float expected: \(args[0])") }
+            guard decibels == 0 else { throw .argument("MixRamp is not supported: tracks join gaplessly") }
+            return ""
+        case "mixrampdelay":
+            // A negative delay or "nan" turns MixRamp off, which it always is.
+            try count(args, 1)
+            guard let seconds = Double(args[0]) else { throw .argument("Float expected: \(args[0])") }
+            guard seconds.isNaN || seconds < 0 else { throw .argument("MixRamp is not supported: tracks join gaplessly") }
             return ""
 
         // The queue
@@ -474,8 +497,8 @@ final class MPDCommands {
             volume: \(Int(state.volume.rounded()))
             repeat: \(state.repeatMode == .off ? 0 : 1)
             random: \(state.shuffle ? 1 : 0)
-            single: \(state.repeatMode == .one ? 1 : 0)
-            consume: 0
+            single: \(state.single == .oneshot ? "oneshot" : state.single == .on || state.repeatMode == .one ? "1" : "0")
+            consume: \(state.consume ? 1 : 0)
             partition: default
             playlist: \(queue.version)
             playlistlength: \(queue.items.count)
@@ -502,8 +525,9 @@ final class MPDCommands {
                     out += "audio: \(rate):\(MPDSong.bits(format)):\(channels)\n"
                 }
             }
-            if !state.shuffle, position + 1 < queue.items.count || state.repeatMode == .all, !queue.items.isEmpty {
-                let next = (position + 1) % queue.items.count
+            let repeatsSong = state.repeatMode == .one || (state.single != .off && state.repeatMode == .all)
+            if !state.shuffle, position + 1 < queue.items.count || state.repeatMode != .off, !queue.items.isEmpty {
+                let next = repeatsSong ? position : (position + 1) % queue.items.count
                 out += "nextsong: \(next)\nnextsongid: \(queue.items[next].id)\n"
             }
         }

@@ -104,14 +104,27 @@ final class DaemonMPDTests: XCTestCase {
         XCTAssertTrue(options.contains("repeat: on") && options.contains("random: on"), options)
         try mpc.run("random", "off")
 
-        // single with repeat is repeat one; consume stays off.
+        // Single, consume and ReplayGain are the player's modes.
         try mpc.run("single", "on")
-        XCTAssertEqual(try world.statusJSON().string("repeat"), "one")
+        XCTAssertEqual(try world.statusJSON().string("single"), "on")
+        XCTAssertEqual(try world.statusJSON().string("repeat"), "all", "repeat stays as it was")
         XCTAssertTrue(try mpc.run("status").contains("single: on"))
+        try mpc.run("single", "once")
+        XCTAssertEqual(try world.statusJSON().string("single"), "oneshot")
+        XCTAssertTrue(try mpc.run("status").contains("single: once"))
         try mpc.run("single", "off")
-        XCTAssertEqual(try world.statusJSON().string("repeat"), "all")
+        XCTAssertEqual(try world.statusJSON().string("single"), "off")
+        try mpc.run("replaygain", "album")
+        XCTAssertEqual(try world.statusJSON().object("replayGain")?["mode"] as? String, "album")
+        XCTAssertEqual(try mpc.run("replaygain"), "replay_gain_mode: album\n")
+        try mpc.run("replaygain", "off")
+        try mpc.run("consume", "on")
+        XCTAssertEqual(try world.statusJSON().bool("consume"), true)
+        try mpc.run("next", timeout: 15)
+        _ = try waitFor(mpc, "Song 2 of 2-2", in: "current")
+        XCTAssertEqual(try mpc.run("playlist").split(separator: "\n").count, 3, "next consumed the song it left")
         try mpc.run("consume", "off")
-        XCTAssertThrowsError(try mpc.run("consume", "on"))
+        XCTAssertEqual(try world.statusJSON().bool("consume"), false)
 
         // Pictures, in binary chunks: the cover file beside a song, and a song's own.
         let cover = try runProcess("/usr/bin/mpc", ["-h", "127.0.0.1", "-p", String(port), "albumart", "Artist 1/Album 1-1/2.flac"],
@@ -139,7 +152,7 @@ final class DaemonMPDTests: XCTestCase {
         try mpc.run("pause")
         _ = try waitFor(mpc, "[paused]", in: "status")
         try mpc.run("del", "1")
-        XCTAssertEqual(try mpc.run("playlist").split(separator: "\n").count, 3)
+        XCTAssertEqual(try mpc.run("playlist").split(separator: "\n").count, 2)
         try mpc.run("clear")
         XCTAssertEqual(try mpc.run("playlist"), "")
         let stopped = try mpc.run("status")

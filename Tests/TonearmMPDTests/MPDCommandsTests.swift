@@ -1,4 +1,5 @@
 import TestSupport
+import TonearmAudio
 import TonearmControlPlane
 @testable import TonearmMPD
 import TonearmNetwork
@@ -127,26 +128,63 @@ final class MPDCommandsTests: XCTestCase {
         XCTAssertEqual(playing.commands, [])
     }
 
-    func testSingleConsumeAndPicturesAsFarAsThePlayerGoes() async throws {
+    func testSingleConsumeAndReplayGainAreTheirPlayerModes() async throws {
         let plane = TestControlPlane(state())
-        try await expect(plane, ["single 1"], ["OK"])
-        try await expect(plane, ["single 0"], ["OK"])
-        try await expect(plane, ["single oneshot"], ["ACK [2@0] {single} single oneshot is not supported"])
-        try await expect(plane, ["consume 0"], ["OK"])
-        try await expect(plane, ["consume 1"], ["ACK [2@0] {consume} consume mode is not supported"])
+        try await expect(plane, ["single 1", "single 0", "single oneshot", "consume 1", "consume 0"], ["OK"], list: true)
+        try await expect(plane, ["consume oneshot"], ["ACK [2@0] {consume} Boolean (0/1) expected: oneshot"])
+        try await expect(plane, ["single 2"], ["ACK [2@0] {single} Boolean (0/1) expected: 2"])
+        try await expect(plane, ["replay_gain_mode auto"], ["OK"])
+        try await expect(plane, ["replay_gain_mode loud"], ["ACK [2@0] {replay_gain_mode} Unrecognized replay gain mode"])
+        try await expect(plane, ["replay_gain_status"], ["replay_gain_mode: off", "OK"])
+        XCTAssertEqual(plane.commands, [
+            .playerMode(.single(.on)), .playerMode(.single(.off)), .playerMode(.single(.oneshot)),
+            .playerMode(.consume(true)), .playerMode(.consume(false)),
+            .playerMode(.replayGain(mode: .auto, preamp: nil, missingPreamp: nil)),
+        ])
+
+        // Repeat one is MPD's repeat with single: single off leaves repeat all, repeat off leaves single.
+        var one = state()
+        one.repeatMode = .one
+        let repeatOne = TestControlPlane(one)
+        try await expect(repeatOne, ["single 0"], ["OK"])
+        try await expect(repeatOne, ["repeat 0"], ["OK"])
+        XCTAssertEqual(repeatOne.commands, [
+            .remote(CommandRequest(.changeRepeatMode, repeatMode: .all)), .playerMode(.single(.off)),
+            .playerMode(.single(.on)), .remote(CommandRequest(.changeRepeatMode, repeatMode: .off)),
+        ])
+        var modes = state()
+        modes.single = .oneshot
+        modes.consume = true
+        modes.replayGain = ReplayGainSettings(mode: .album)
+        let shown = TestControlPlane(modes)
+        let status = try await answer(shown, ["status"])
+        XCTAssertEqual(Array(status[1...4]), ["repeat: 1", "random: 0", "single: oneshot", "consume: 1"])
+        try await expect(shown, ["replay_gain_status"], ["replay_gain_mode: album", "OK"])
+        let repeatOneStatus = try await answer(TestControlPlane(one), ["status"])
+        XCTAssertEqual(repeatOneStatus[3], "single: 1", "repeat one shows as single")
+    }
+
+    /// Tracks join gaplessly: crossfade and MixRamp can only be off, which is what they answer OK to.
+    func testCrossfadeAndMixRampCanOnlyBeOff() async throws {
+        let plane = TestControlPlane(state())
+        try await expect(plane, ["crossfade 0", "mixrampdb 0", "mixrampdelay nan", "mixrampdelay -1"], ["OK"], list: true)
+        try await expect(plane, ["crossfade 5"], ["ACK [2@0] {crossfade} crossfade is not supported: tracks join gaplessly"])
+        try await expect(plane, ["crossfade x"], ["ACK [2@0] {crossfade} Integer expected: x"])
+        try await expect(plane, ["mixrampdb -17"], ["ACK [2@0] {mixrampdb} MixRamp is not supported: tracks join gaplessly"])
+        try await expect(plane, ["mixrampdelay 2"], ["ACK [2@0] {mixrampdelay} MixRamp is not supported: tracks join gaplessly"])
+        XCTAssertEqual(plane.commands, [])
+    }
+
+    func testPicturesComeInTheClientsChunks() async throws {
+        let plane = TestControlPlane(state())
         try await expect(plane, ["binarylimit 10"], ["ACK [2@0] {binarylimit} Value too small: 10"])
         try await expect(plane, ["binarylimit 128"], ["OK"])
         // The test plane has no picture for anything.
         try await expect(plane, ["albumart A/01.flac 0"], ["ACK [50@0] {albumart} No file exists"])
         try await expect(plane, ["readpicture A/01.flac 0"], ["OK"])
         XCTAssertEqual(plane.commands, [
-            .remote(CommandRequest(.changeRepeatMode, repeatMode: .one)),
             .picture(path: "/music/A/01.flac", embedded: false), .picture(path: "/music/A/01.flac", embedded: true),
         ])
-        var off = state()
-        off.repeatMode = .off
-        try await expect(TestControlPlane(off), ["single 1"],
-                         ["ACK [2@0] {single} single without repeat (stop after this song) is not supported; turn repeat on first"])
     }
 
     func testBadArgumentsAndDisabledCommandsGetMPDsErrors() async throws {
