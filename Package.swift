@@ -95,7 +95,7 @@ let package = Package(
             ]
         ),
         // Board profiles: a TOML reader and the daemon's typed configuration.
-        .target(name: "TonearmConfig", dependencies: ["TonearmSession", "TonearmControlPlane"]),
+        .target(name: "TonearmConfig", dependencies: ["TonearmSession", "TonearmControlPlane", "TonearmAudio"]),
         // SQLite: a connection, prepared statements, one error type naming database and statement.
         .target(name: "TonearmSQLite", dependencies: ["CSQLite"]),
         // Music on disk: directory scans in album order, confinement to the music directory,
@@ -129,7 +129,7 @@ let package = Package(
         .target(
             name: "TonearmMPD",
             dependencies: [
-                "TonearmControlPlane", "TonearmControl", "TonearmNetwork", "TonearmPlayer", "TonearmSystem",
+                "TonearmControlPlane", "TonearmControl", "TonearmNetwork", "TonearmPlayer", "TonearmSystem", "TonearmAudio",
                 .product(name: "NIOCore", package: "swift-nio"),
             ]
         ),
@@ -183,7 +183,7 @@ let package = Package(
         ),
         .testTarget(name: "TonearmJSONTests", dependencies: ["TonearmJSON"]),
         .testTarget(name: "TonearmPlayerTests", dependencies: ["TonearmPlayer"]),
-        .testTarget(name: "TonearmConfigTests", dependencies: ["TonearmConfig", "TonearmControlPlane", "TonearmPlayer"]),
+        .testTarget(name: "TonearmConfigTests", dependencies: ["TonearmConfig", "TonearmControlPlane", "TonearmPlayer", "TonearmAudio"]),
         .testTarget(name: "TonearmSessionTests", dependencies: ["TonearmSession"]),
         .testTarget(name: "TonearmControlPlaneTests", dependencies: ["TonearmControlPlane", "TonearmPlayer", "TonearmSession"]),
         .testTarget(name: "TonearmControlSocketTests", dependencies: ["TonearmControlSocket", "TonearmControl", "TonearmControlPlane", "TonearmJSON", "TonearmPlayer"]),
@@ -204,7 +204,7 @@ let package = Package(
                 .product(name: "NIOEmbedded", package: "swift-nio"),
             ]
         ),
-        .testTarget(name: "TonearmMPDTests", dependencies: ["TonearmMPD", "TonearmNetwork", "TonearmControlPlane", "TonearmPlayer", "TestSupport"]),
+        .testTarget(name: "TonearmMPDTests", dependencies: ["TonearmMPD", "TonearmNetwork", "TonearmControlPlane", "TonearmPlayer", "TonearmAudio", "TestSupport"]),
         .testTarget(name: "TonearmLibraryTests", dependencies: ["TonearmLibrary", "TonearmSQLite", "TestSupport"]),
         .testTarget(name: "TonearmIntegrationTests", dependencies: ["TestSupport"]),
         .target(name: "TestSupport", dependencies: ["CFLAC", "TonearmControlPlane", "TonearmSession"], path: "Tests/TestSupport"),

@@ -63,6 +63,9 @@ public struct ReplayGainSettings: Sendable, Equatable {
         self.preventsClipping = preventsClipping
     }
 
+    /// The pre-amps a client may set, in dB.
+    public static let preampRange = -15.0...15.0
+
     /// The factor a file with `gain` plays at; `albumInOrder` says whether `auto` takes the
     /// album's gain for it. Exactly 1 when the mode is off.
     public func scale(_ gain: ReplayGain, albumInOrder: Bool) -> Double {

@@ -1,3 +1,4 @@
+import TonearmAudio
 import TonearmSession
 
 extension DaemonConfig {
@@ -29,8 +30,25 @@ extension DaemonConfig {
         /// `options`: category options by name (`mixWithOthers`, `duckOthers`,
         /// `interruptSpokenAudioAndMixWithOthers`), as the session rules accept them.
         public var options: [String] = []
+        /// `replay_gain`: off (bit-perfect), track, album, or auto (album while the queue plays
+        /// an album in order). A client's change (MPD's `replay_gain_mode`, `tonearm
+        /// replaygain`) is kept in the saved state and wins over this at the next start.
+        public var replayGain = ReplayGainMode.off
+        /// `replay_gain_preamp`: dB added to every file's gain.
+        public var replayGainPreamp = 0.0
+        /// `replay_gain_missing_preamp`: dB for files without ReplayGain tags, while it is on.
+        public var replayGainMissingPreamp = 0.0
+        /// `replay_gain_limit`: keep each file's peak within full scale.
+        public var replayGainLimit = true
 
         public static let volumeRange = 0.0...100.0
+        public static let preampRange = ReplayGainSettings.preampRange
+
+        /// ReplayGain as this section sets it.
+        public var replayGainSettings: ReplayGainSettings {
+            ReplayGainSettings(mode: replayGain, preamp: replayGainPreamp, missingPreamp: replayGainMissingPreamp,
+                               preventsClipping: replayGainLimit)
+        }
 
         public init() {}
     }
@@ -47,6 +65,10 @@ extension DaemonConfig.Player: ConfigSection {
         try table.read("category", into: &category)
         try table.read("mode", into: &mode)
         try table.read("options", into: &options)
+        try table.read("replay_gain", into: &replayGain)
+        try table.read("replay_gain_preamp", into: &replayGainPreamp)
+        try table.read("replay_gain_missing_preamp", into: &replayGainMissingPreamp)
+        try table.read("replay_gain_limit", into: &replayGainLimit)
     }
 
     func validate(_ check: ConfigCheck) throws(ConfigError) {
@@ -55,6 +77,8 @@ extension DaemonConfig.Player: ConfigSection {
         // 0: previousTrack always restarts the track; inf: it never does.
         try check.atLeast("previous_restarts_after_seconds", previousRestartsAfterSeconds, 0)
         try check.range("volume", volume, Self.volumeRange)
+        try check.range("replay_gain_preamp", replayGainPreamp, Self.preampRange)
+        try check.range("replay_gain_missing_preamp", replayGainMissingPreamp, Self.preampRange)
         _ = try sessionConfiguration(check)
     }
 
@@ -83,3 +107,5 @@ extension DaemonConfig.Player: ConfigSection {
         return (sessionCategory, sessionMode, held)
     }
 }
+
+extension ReplayGainMode: ConfigChoice {}

@@ -156,6 +156,13 @@
 /// `{"name":NAME, "interval":N, "position":N, "mode":M, "on":B, "phase":P, "percent":P,
 /// "step":N}` takes any of these names.
 ///
+/// The player's modes, each answered `{"status":S}`: `single` `{"mode":"off"|"on"|"oneshot"}`
+/// (stop after the current item, or with repeat play it again; oneshot once), `consume`
+/// `{"on":BOOL}` (items leave the queue once played), `replayGain` `{"mode":"off"|"track"|
+/// "album"|"auto", "preamp":DB, "missingPreamp":DB}` (each optional: what is given changes;
+/// pre-amps −15…15 dB). `status` shows them as `single`, `consume` and `replayGain` (`mode`,
+/// `preamp`, `missingPreamp`, `limit`).
+///
 /// Every remote command, whatever its form and whoever sends it (this socket, a button, a key,
 /// a display), goes to the Now Playing owner: the player, or a client's session (see below),
 /// whose client then gets a `remoteCommand` event and the request answers

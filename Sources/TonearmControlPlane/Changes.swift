@@ -9,7 +9,7 @@ public enum Subsystem: String, CaseIterable, Sendable, Hashable {
     case player
     /// Volume and mute.
     case mixer
-    /// Repeat and shuffle.
+    /// Repeat, shuffle, single, consume and ReplayGain.
     case options
     case queue
     case sessions

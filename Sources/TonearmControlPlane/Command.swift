@@ -26,6 +26,18 @@ public enum Command: Sendable, Equatable {
     case updateLibrary(path: String?)
     /// An audio session of the sending client (its `CommandSource.client`).
     case session(SessionCommand)
+    /// How the player goes through the queue and how loud each item plays, beyond the command
+    /// center's repeat and shuffle.
+    case playerMode(PlayerModeChange)
+}
+
+public enum PlayerModeChange: Sendable, Equatable {
+    /// Stop (or, with repeat, repeat) after the current item.
+    case single(SingleMode)
+    /// Items leave the queue once played.
+    case consume(Bool)
+    /// ReplayGain: what is given changes, the rest stays.
+    case replayGain(mode: ReplayGainMode?, preamp: Double?, missingPreamp: Double?)
 }
 
 public enum VolumeChange: Sendable, Equatable {

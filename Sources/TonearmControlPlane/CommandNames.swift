@@ -158,6 +158,14 @@ extension Command: CustomStringConvertible {
         case .picture(let path, let embedded): return "\(embedded ? "picture" : "cover") \(path)"
         case .updateLibrary(let path): return path.map { "update \($0)" } ?? "update"
         case .session(let command): return "session \(command)"
+        case .playerMode(.single(let mode)): return "single \(mode.rawValue)"
+        case .playerMode(.consume(let on)): return "consume \(on ? "on" : "off")"
+        case .playerMode(.replayGain(let mode, let preamp, let missing)):
+            var words = ["replayGain"]
+            if let mode { words.append(mode.rawValue) }
+            if let preamp { words.append("preamp \(number(preamp)) dB") }
+            if let missing { words.append("missing \(number(missing)) dB") }
+            return words.joined(separator: " ")
         }
     }
 }

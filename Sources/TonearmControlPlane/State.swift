@@ -1,3 +1,4 @@
+import TonearmAudio
 import TonearmPlayer
 import TonearmSession
 
@@ -15,6 +16,9 @@ public struct ControlState: Sendable, Equatable {
     public var muted = false
     public var repeatMode: RepeatMode = .off
     public var shuffle = false
+    public var single: SingleMode = .off
+    public var consume = false
+    public var replayGain = ReplayGainSettings()
     /// The remote command center's enabled flags.
     public var enabledCommands: [RemoteCommand: Bool] = [:]
     /// Whether the player may own Now Playing, and why.

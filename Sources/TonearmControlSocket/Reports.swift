@@ -127,6 +127,11 @@ enum Reports {
             ("output", .string(state.output.heard)),
             ("queueIndex", JSONValue(info.queueIndex)), ("queueCount", .int(info.queueCount)),
             ("volume", .double(state.volume)), ("repeat", .string(state.repeatMode.rawValue)), ("shuffle", .bool(state.shuffle)),
+            ("single", .string(state.single.rawValue)), ("consume", .bool(state.consume)),
+            ("replayGain", .object([
+                ("mode", .string(state.replayGain.mode.rawValue)), ("preamp", .double(state.replayGain.preamp)),
+                ("missingPreamp", .double(state.replayGain.missingPreamp)), ("limit", .bool(state.replayGain.preventsClipping)),
+            ])),
             ("eligible", .bool(state.eligibility.eligible)), ("eligibility", .string(state.eligibility.reason)),
             ("commands", commands(state.enabledCommands)),
             ("artwork", info.artwork.map(artwork) ?? .null),

@@ -53,6 +53,23 @@ enum SocketRequest {
             return .command(.mute(try request.bool("on") ? .on : .off), answer: .muted)
         case "artwork":
             return .command(.artwork(id: try request.string("artwork")), answer: .artwork)
+        case "single":
+            let value = try request.string("mode")
+            guard let mode = SingleMode(rawValue: value) else {
+                throw ArgumentError(key: "mode", description: "'mode' must be off, on or oneshot")
+            }
+            return .command(.playerMode(.single(mode)), answer: .status)
+        case "consume":
+            return .command(.playerMode(.consume(try request.bool("on"))), answer: .status)
+        case "replayGain":
+            let mode = try request.optionalString("mode").map { (value: String) throws(ArgumentError) -> ReplayGainMode in
+                guard let mode = ReplayGainMode(rawValue: value) else {
+                    throw ArgumentError(key: "mode", description: "'mode' must be off, track, album or auto")
+                }
+                return mode
+            }
+            return .command(.playerMode(.replayGain(mode: mode, preamp: try request.optionalDouble("preamp"),
+                                                    missingPreamp: try request.optionalDouble("missingPreamp"))), answer: .status)
         case "command":
             // The general form every command source may use: a command by name, its arguments
             // beside it.

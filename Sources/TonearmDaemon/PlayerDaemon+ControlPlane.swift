@@ -1,3 +1,4 @@
+import TonearmAudio
 import TonearmControlPlane
 import TonearmLibrary
 import TonearmPlayer
@@ -64,7 +65,35 @@ extension PlayerDaemon: ControlPlane {
                 return .failed(.badArgument, "\(source) has no sessions of its own")
             }
             return session(sessionCommand, client: client)
+        case .playerMode(let change):
+            return playerMode(change)
         }
+    }
+
+    /// Single, consume and ReplayGain: the player's modes beyond the command center.
+    func playerMode(_ change: PlayerModeChange) -> CommandResult {
+        switch change {
+        case .single(let mode):
+            apply(core.setSingle(mode))
+        case .consume(let on):
+            apply(core.setConsume(on))
+        case .replayGain(let mode, let preamp, let missingPreamp):
+            var wanted = replayGain
+            if let mode { wanted.mode = mode }
+            for (name, value, keyPath) in [("pre-amp", preamp, \ReplayGainSettings.preamp),
+                                           ("pre-amp for files without ReplayGain", missingPreamp, \ReplayGainSettings.missingPreamp)] {
+                guard let value else { continue }
+                guard ReplayGainSettings.preampRange.contains(value) else {
+                    return .failed(.badArgument, "the ReplayGain \(name) must be between -15 and 15 dB, not \(value)")
+                }
+                wanted[keyPath: keyPath] = value
+            }
+            guard wanted != replayGain else { return CommandResult(status: .success) }
+            replayGain = wanted
+            engine.setReplayGain(wanted)
+            save()
+        }
+        return CommandResult(status: .success)
     }
 
     public func snapshot() async -> ControlState {

@@ -3,6 +3,7 @@ import NIOCore
 import NIOPosix
 import Synchronization
 import TonearmALSA
+import TonearmAudio
 import TonearmControlPlane
 import TonearmLibrary
 import TonearmPlayback
@@ -18,14 +19,19 @@ final class UpcomingTable: Sendable {
     func update(_ core: PlayerCore) {
         var table: [Int: EngineItem] = [:]
         for item in core.queue {
-            if let following = core.upcoming(after: item.id) {
-                table[item.id] = EngineItem(id: following.id, path: following.path)
-            }
+            if let following = core.upcoming(after: item.id) { table[item.id] = core.engineItem(following) }
         }
         next.withLock { $0 = table }
     }
 
     func after(_ id: Int) -> EngineItem? { next.withLock { $0[id] } }
+}
+
+extension PlayerCore {
+    /// A queue item as the engine plays it.
+    func engineItem(_ item: QueueItem) -> EngineItem {
+        EngineItem(id: item.id, path: item.path, albumInOrder: albumInOrder(item.id))
+    }
 }
 
 /// The daemon: the player core (queue, transport, commands, Now Playing), the audio sessions,
@@ -44,6 +50,8 @@ public actor PlayerDaemon {
     let engine: PlaybackEngine
     let store: StateStore
     let upcoming: UpcomingTable
+    /// ReplayGain as the profile or a client last set it.
+    var replayGain: ReplayGainSettings
     /// Where every change goes; plug-ins subscribe to it.
     let feed = ChangeFeed()
     let clients = Atomic<Int>(1)
@@ -94,6 +102,7 @@ public actor PlayerDaemon {
         var playback = settings.playback
         playback.volumePercent = settings.mixerControl == nil ? settings.initialVolume : 100
         engine = PlaybackEngine(options: playback, notify: notify) { table.after($0) }
+        replayGain = settings.profile.player.replayGainSettings
         underrunLog = UnderrunLog(device: playback.device)
         if let index = settings.library {
             do {
@@ -118,6 +127,7 @@ public actor PlayerDaemon {
         engine.start()
         openPlayerSession()
         restore()
+        engine.setReplayGain(replayGain)
         if settings.scanLibraryOnStart { library?.scan() }
         logger.info("tonearmd ready", metadata: [
             "socket": "\(settings.socketPath)", "device": "\(settings.playback.device)",
@@ -243,7 +253,7 @@ public actor PlayerDaemon {
         case .play(let id, let from):
             guard let item = core.queue.first(where: { $0.id == id }) else { return }
             upcoming.update(core)
-            latestRequest = engine.play(EngineItem(id: id, path: item.path), from: from)
+            latestRequest = engine.play(core.engineItem(item), from: from)
         case .pause:
             engine.pause()
         case .resume:
@@ -251,7 +261,7 @@ public actor PlayerDaemon {
         case .seek(let position):
             guard let id = core.currentItemID, let item = core.queue.first(where: { $0.id == id }) else { return }
             // A seek while paused readies the new place without making a sound.
-            latestRequest = engine.play(EngineItem(id: id, path: item.path), from: position, resume: core.state == .playing)
+            latestRequest = engine.play(core.engineItem(item), from: position, resume: core.state == .playing)
         case .stop:
             latestRequest = engine.stop()
         case .setVolume(let percent):
@@ -289,7 +299,12 @@ public actor PlayerDaemon {
             repeatMode: core.repeatMode.rawValue,
             shuffle: core.shuffle,
             shuffleOrder: core.shuffle ? core.shuffleOrder.compactMap { ids.firstIndex(of: $0) } : nil,
-            wasPlaying: core.state == .playing
+            wasPlaying: core.state == .playing,
+            single: core.single.rawValue,
+            consume: core.consume,
+            replayGain: replayGain.mode.rawValue,
+            replayGainPreamp: replayGain.preamp,
+            replayGainMissingPreamp: replayGain.missingPreamp
         )
     }
 
@@ -312,6 +327,13 @@ public actor PlayerDaemon {
             logger.error("the saved state was unreadable (\(reason)); set aside as \(movedTo), starting empty")
             apply(core.setVolume(settings.initialVolume, now: now))
         case .restored(let saved):
+            _ = core.setSingle(saved.single.flatMap(SingleMode.init(rawValue:)) ?? .off)
+            _ = core.setConsume(saved.consume ?? false)
+            if let mode = saved.replayGain.flatMap(ReplayGainMode.init(rawValue:)) { replayGain.mode = mode }
+            if let preamp = saved.replayGainPreamp, ReplayGainSettings.preampRange.contains(preamp) { replayGain.preamp = preamp }
+            if let preamp = saved.replayGainMissingPreamp, ReplayGainSettings.preampRange.contains(preamp) {
+                replayGain.missingPreamp = preamp
+            }
             var items: [QueueItem] = []
             var indexMap: [Int: Int] = [:]  // saved index → restored index
             for (index, path) in saved.queue.enumerated() {

@@ -1,3 +1,4 @@
+import TonearmAudio
 import TonearmControlPlane
 import TonearmPlayback
 import TonearmPlayer
@@ -23,6 +24,9 @@ struct PendingChanges {
         var muted = false
         var repeatMode: RepeatMode = .off
         var shuffle = false
+        var single: SingleMode = .off
+        var consume = false
+        var replayGain = ReplayGainSettings()
         var currentItemID: Int?
         var output = OutputState()
         var library = LibraryState()
@@ -41,7 +45,8 @@ extension PlayerDaemon {
         let seen = changes.last
         let now = PendingChanges.Seen(
             transport: core.state, nowPlaying: core.nowPlaying, enabled: core.enabledCommands, volume: core.volume,
-            muted: book.muted, repeatMode: core.repeatMode, shuffle: core.shuffle, currentItemID: core.currentItemID,
+            muted: book.muted, repeatMode: core.repeatMode, shuffle: core.shuffle, single: core.single, consume: core.consume,
+            replayGain: replayGain, currentItemID: core.currentItemID,
             output: outputState().withoutCounters, library: libraryState())
         if now != seen {
             if now.transport != seen.transport || now.nowPlaying != seen.nowPlaying || now.enabled != seen.enabled
@@ -49,7 +54,10 @@ extension PlayerDaemon {
                 changes.subsystems.insert(.player)
             }
             if now.volume != seen.volume || now.muted != seen.muted { changes.subsystems.insert(.mixer) }
-            if now.repeatMode != seen.repeatMode || now.shuffle != seen.shuffle { changes.subsystems.insert(.options) }
+            if now.repeatMode != seen.repeatMode || now.shuffle != seen.shuffle || now.single != seen.single
+                || now.consume != seen.consume || now.replayGain != seen.replayGain {
+                changes.subsystems.insert(.options)
+            }
             if now.output != seen.output { changes.subsystems.insert(.output) }
             if now.library != seen.library { changes.subsystems.insert(.library) }
             changes.last = now
@@ -74,6 +82,9 @@ extension PlayerDaemon {
         state.muted = book.muted
         state.repeatMode = core.repeatMode
         state.shuffle = core.shuffle
+        state.single = core.single
+        state.consume = core.consume
+        state.replayGain = replayGain
         state.enabledCommands = core.enabledCommands
         let eligibility = core.eligibility(categoryIsMixable: settings.categoryIsMixable)
         state.eligibility = Eligibility(eligible: eligibility.eligible, reason: eligibility.reason)

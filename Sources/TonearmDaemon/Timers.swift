@@ -49,7 +49,7 @@ extension PlayerDaemon {
             if let duration = item.metadata.duration, target >= duration {
                 apply(core.handle(CommandRequest(.seekForward, scanning: .end), now: now))
             } else {
-                latestRequest = engine.play(EngineItem(id: id, path: item.path), from: target, resume: core.state == .playing)
+                latestRequest = engine.play(core.engineItem(item), from: target, resume: core.state == .playing)
             }
         }
         if let line = underrunLog.line(now: now) { logger.warning("\(line)") }

@@ -20,10 +20,23 @@ public struct PlayerStateRecord: Sendable, Equatable {
     public var shuffleOrder: [Int]?
     /// Playing (not paused or stopped) when saved: resume on start.
     public var wasPlaying: Bool
+    /// The player's modes, by their own names; nil in a file saved before they existed.
+    public var single: String?
+    public var consume: Bool?
+    /// ReplayGain as a client last set it: the mode's name and the pre-amps in dB.
+    public var replayGain: String?
+    public var replayGainPreamp: Double?
+    public var replayGainMissingPreamp: Double?
 
     public init(queue: [String] = [], currentIndex: Int? = nil, position: Double = 0, volume: Double = 1,
                 repeatMode: String = "off", shuffle: Bool = false, shuffleOrder: [Int]? = nil,
-                wasPlaying: Bool = false) {
+                wasPlaying: Bool = false, single: String? = nil, consume: Bool? = nil, replayGain: String? = nil,
+                replayGainPreamp: Double? = nil, replayGainMissingPreamp: Double? = nil) {
+        self.single = single
+        self.consume = consume
+        self.replayGain = replayGain
+        self.replayGainPreamp = replayGainPreamp
+        self.replayGainMissingPreamp = replayGainMissingPreamp
         self.queue = queue
         self.currentIndex = currentIndex
         self.position = position
@@ -216,6 +229,11 @@ public final class StateStore {
             ("shuffle", .bool(record.shuffle)),
             ("shuffleOrder", record.shuffleOrder.map { .array($0.map { .int($0) }) } ?? .null),
             ("wasPlaying", .bool(record.wasPlaying)),
+            ("single", record.single.map { .string($0) } ?? .null),
+            ("consume", record.consume.map { .bool($0) } ?? .null),
+            ("replayGain", record.replayGain.map { .string($0) } ?? .null),
+            ("replayGainPreamp", record.replayGainPreamp.map { .double($0) } ?? .null),
+            ("replayGainMissingPreamp", record.replayGainMissingPreamp.map { .double($0) } ?? .null),
         ])
         let body = Array(state.serialized.utf8)
         var hash = FNV1a64()
@@ -273,6 +291,11 @@ public final class StateStore {
             guard let typed = value(raw) else { throw Problem("'\(key)' is not \(kind) or null") }
             return typed
         }
+        /// A field later versions added: absent from older files.
+        func addedField<T>(_ key: String, _ kind: String, _ value: (JSONValue) -> T?) throws(Problem) -> T? {
+            guard state[key] != nil else { return nil }
+            return try optionalField(key, kind, value)
+        }
         func array<T>(_ items: [JSONValue]?, _ element: (JSONValue) -> T?) -> [T]? {
             guard let items else { return nil }
             var out: [T] = []
@@ -292,7 +315,12 @@ public final class StateStore {
                 repeatMode: try field("repeatMode", "a string") { $0.stringValue },
                 shuffle: try field("shuffle", "true or false") { $0.boolValue },
                 shuffleOrder: try optionalField("shuffleOrder", "a list of integers") { array($0.arrayValue) { $0.intValue } },
-                wasPlaying: try field("wasPlaying", "true or false") { $0.boolValue })
+                wasPlaying: try field("wasPlaying", "true or false") { $0.boolValue },
+                single: try addedField("single", "a string") { $0.stringValue },
+                consume: try addedField("consume", "true or false") { $0.boolValue },
+                replayGain: try addedField("replayGain", "a string") { $0.stringValue },
+                replayGainPreamp: try addedField("replayGainPreamp", "a number") { $0.doubleValue },
+                replayGainMissingPreamp: try addedField("replayGainMissingPreamp", "a number") { $0.doubleValue })
             if let problem = record.inconsistency { throw Problem(problem) }
             return .success(record)
         } catch {

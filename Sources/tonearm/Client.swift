@@ -55,7 +55,7 @@ struct Connection: ParsableArguments {
 struct Status: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Show what the daemon is playing.",
-        discussion: "--json prints the daemon's status object: state, title, artist, album, duration, elapsed (extrapolated to now), rate (0 while paused, or while playing and nothing is heard), output (ok, or what the output waits for: the device lost, stopped responding or not there yet), queueIndex, queueCount, volume, repeat, shuffle, eligible, commands (name → enabled), artwork, device.")
+        discussion: "--json prints the daemon's status object: state, title, artist, album, duration, elapsed (extrapolated to now), rate (0 while paused, or while playing and nothing is heard), output (ok, or what the output waits for: the device lost, stopped responding or not there yet), queueIndex, queueCount, volume, repeat, shuffle, single, consume, replayGain (mode, preamp, missingPreamp, limit), eligible, commands (name → enabled), artwork, device.")
     @OptionGroup var connection: Connection
     @Flag(help: "Print JSON.") var json = false
 
@@ -233,6 +233,73 @@ struct Shuffle: ParsableCommand {
     }
 
     func run() throws { try connection.transport("changeShuffleMode", [("on", .bool(setting == "on"))], said: "shuffle") }
+}
+
+struct Single: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Stop after the current track: on, off or oneshot.",
+        discussion: "With repeat on, the track plays again instead. oneshot does it once, then single turns itself off.")
+    @OptionGroup var connection: Connection
+    @Argument(help: "on, off or oneshot") var mode: String
+
+    func validate() throws {
+        guard ["on", "off", "oneshot"].contains(mode) else { throw ValidationError("MODE must be on, off or oneshot") }
+    }
+
+    func run() throws { try connection.transport("single", [("mode", .string(mode))], said: "single") }
+}
+
+struct Consume: ParsableCommand {
+    static let configuration = CommandConfiguration(abstract: "Remove each track from the queue once it has played: on or off.")
+    @OptionGroup var connection: Connection
+    @Argument(help: "on or off") var setting: String
+
+    func validate() throws {
+        guard ["on", "off"].contains(setting) else { throw ValidationError("give on or off") }
+    }
+
+    func run() throws { try connection.transport("consume", [("on", .bool(setting == "on"))], said: "consume") }
+}
+
+struct ReplayGainCommand: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        commandName: "replaygain",
+        abstract: "Show or set ReplayGain: off, track, album or auto.",
+        discussion: """
+            off plays every file bit-perfect. track and album play each file at the loudness its \
+            REPLAYGAIN_* tags ask for, limited by the stored peak so nothing clips; auto takes the \
+            album's gain while the queue plays an album in order, the track's otherwise. Without \
+            arguments, prints the mode and pre-amps. The setting is kept across restarts.
+            """)
+    @OptionGroup var connection: Connection
+    @Argument(help: "off, track, album or auto") var mode: String?
+    @Option(parsing: .unconditional, help: ArgumentHelp("dB added to every file's gain (-15…15).", valueName: "dB")) var preamp: Double?
+    @Option(parsing: .unconditional, help: ArgumentHelp("dB for files without ReplayGain tags (-15…15).", valueName: "dB")) var missingPreamp: Double?
+
+    func validate() throws {
+        if let mode, !["off", "track", "album", "auto"].contains(mode) {
+            throw ValidationError("MODE must be off, track, album or auto")
+        }
+        for (name, value) in [("--preamp", preamp), ("--missing-preamp", missingPreamp)] {
+            if let value, !(-15...15).contains(value) { throw ValidationError("\(name) must be between -15 and 15 dB") }
+        }
+    }
+
+    func run() throws {
+        if mode != nil || preamp != nil || missingPreamp != nil {
+            var arguments: [(String, JSONValue)] = []
+            if let mode { arguments.append(("mode", .string(mode))) }
+            if let preamp { arguments.append(("preamp", .double(preamp))) }
+            if let missingPreamp { arguments.append(("missingPreamp", .double(missingPreamp))) }
+            try connection.transport("replayGain", arguments, said: "replaygain")
+            return
+        }
+        let gain = try connection.send("status")["replayGain"]
+        let mode = gain?["mode"]?.stringValue ?? "?"
+        let preamp = gain?["preamp"]?.doubleValue ?? 0
+        let missing = gain?["missingPreamp"]?.doubleValue ?? 0
+        print("\(mode), pre-amp \(fixed(preamp, 1)) dB, files without tags \(fixed(missing, 1)) dB")
+    }
 }
 
 struct Volume: ParsableCommand {

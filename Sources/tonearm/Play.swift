@@ -63,7 +63,7 @@ struct Play: ParsableCommand {
     @Option(help: ArgumentHelp("ReplayGain: off (bit-perfect), track, album, or auto (album while the files are one album in order).", valueName: "mode"))
     var replayGain: ReplayGainMode = .off
 
-    @Option(help: ArgumentHelp("dB added to every file's ReplayGain (clipping is still prevented by the stored peak).", valueName: "dB"))
+    @Option(parsing: .unconditional, help: ArgumentHelp("dB added to every file's ReplayGain (clipping is still prevented by the stored peak).", valueName: "dB"))
     var replayGainPreamp: Double = 0
 
     @Flag(name: .shortAndLong, help: "No status lines.")

@@ -1,3 +1,4 @@
+import TonearmAudio
 import Foundation
 @testable import TonearmConfig
 import XCTest
@@ -135,6 +136,23 @@ final class DaemonConfigTests: XCTestCase {
         assertRefused("[mpd]\nport = 70000", .outOfRange, "mpd.port must be between 0 and 65535, not 70000 (line 2)")
         assertRefused("[mpd]\nmax_clients = 0", .outOfRange, "mpd.max_clients must be between 1 and 1000, not 0 (line 2)")
         assertRefused("[mpd]\nhost = \"x\"", .unknownKey, "unknown key 'host' in [mpd] (line 2)")
+    }
+
+    func testReplayGainInThePlayerSection() throws {
+        XCTAssertEqual(DaemonConfig().player.replayGainSettings, ReplayGainSettings(), "off by default: bit-perfect")
+        let config = parse("""
+            [player]
+            replay_gain = "auto"
+            replay_gain_preamp = -2.5
+            replay_gain_missing_preamp = -6
+            replay_gain_limit = false
+            """)
+        XCTAssertEqual(config.player.replayGainSettings,
+                       ReplayGainSettings(mode: .auto, preamp: -2.5, missingPreamp: -6, preventsClipping: false))
+        guard let error = refusal("[player]\nreplay_gain = \"loud\"") else { return }
+        XCTAssertTrue(error.description.contains("player.replay_gain") && error.description.contains("'auto'"), error.description)
+        assertRefused("[player]\nreplay_gain_preamp = 20", .outOfRange,
+                      "player.replay_gain_preamp must be between -15 and 15, not 20 (line 2)")
     }
 
     func testFullProfile() throws {
