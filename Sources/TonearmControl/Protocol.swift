@@ -161,7 +161,9 @@
 /// `{"on":BOOL}` (items leave the queue once played), `replayGain` `{"mode":"off"|"track"|
 /// "album"|"auto", "preamp":DB, "missingPreamp":DB}` (each optional: what is given changes;
 /// pre-amps −15…15 dB). `status` shows them as `single`, `consume` and `replayGain` (`mode`,
-/// `preamp`, `missingPreamp`, `limit`).
+/// `preamp`, `missingPreamp`, `limit`). `output` `{"on":BOOL}` turns the player's output off
+/// (the ALSA device is closed, free for other programs; nothing is heard and the position holds,
+/// as while a device is lost) or on again; `status`'s `device` shows `enabled`.
 ///
 /// Every remote command, whatever its form and whoever sends it (this socket, a button, a key,
 /// a display), goes to the Now Playing owner: the player, or a client's session (see below),

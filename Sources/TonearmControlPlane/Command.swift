@@ -29,6 +29,9 @@ public enum Command: Sendable, Equatable {
     /// How the player goes through the queue and how loud each item plays, beyond the command
     /// center's repeat and shuffle.
     case playerMode(PlayerModeChange)
+    /// Turns the player's output (its ALSA device) off, closing the device so other programs
+    /// may use it, or on again; MPD's output 0.
+    case output(enabled: Bool)
 }
 
 public enum PlayerModeChange: Sendable, Equatable {

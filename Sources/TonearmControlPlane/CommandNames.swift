@@ -158,6 +158,7 @@ extension Command: CustomStringConvertible {
         case .picture(let path, let embedded): return "\(embedded ? "picture" : "cover") \(path)"
         case .updateLibrary(let path): return path.map { "update \($0)" } ?? "update"
         case .session(let command): return "session \(command)"
+        case .output(let enabled): return "output \(enabled ? "on" : "off")"
         case .playerMode(.single(let mode)): return "single \(mode.rawValue)"
         case .playerMode(.consume(let on)): return "consume \(on ? "on" : "off")"
         case .playerMode(.replayGain(let mode, let preamp, let missing)):

@@ -109,6 +109,8 @@ public struct OutputState: Sendable, Equatable {
     public enum DeviceState: String, Sendable { case closed, open, lost, unavailable }
 
     public var device = ""
+    /// False while a client has turned the output off.
+    public var enabled = true
     public var state: DeviceState = .closed
     /// "ok" while what plays is heard; otherwise what the output waits for ("device lost,
     /// waiting for it", "device stopped responding, waiting for it", "waiting for the device",

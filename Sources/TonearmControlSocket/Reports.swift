@@ -63,7 +63,7 @@ enum Reports {
 
     static func device(_ output: OutputState) -> JSONValue {
         .object([
-            ("name", .string(output.device)), ("state", .string(output.state.rawValue)),
+            ("name", .string(output.device)), ("enabled", .bool(output.enabled)), ("state", .string(output.state.rawValue)),
             ("format", JSONValue(output.sampleFormat)),
             ("rate", JSONValue(output.sampleRate)), ("channels", JSONValue(output.channels)),
             ("periodFrames", JSONValue(output.periodFrames)), ("bufferFrames", JSONValue(output.bufferFrames)),

@@ -59,6 +59,8 @@ enum SocketRequest {
                 throw ArgumentError(key: "mode", description: "'mode' must be off, on or oneshot")
             }
             return .command(.playerMode(.single(mode)), answer: .status)
+        case "output":
+            return .command(.output(enabled: try request.bool("on")), answer: .status)
         case "consume":
             return .command(.playerMode(.consume(try request.bool("on"))), answer: .status)
         case "replayGain":

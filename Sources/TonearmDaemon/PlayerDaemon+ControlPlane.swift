@@ -67,6 +67,12 @@ extension PlayerDaemon: ControlPlane {
             return session(sessionCommand, client: client)
         case .playerMode(let change):
             return playerMode(change)
+        case .output(let enabled):
+            guard enabled != engine.isOutputEnabled else { return CommandResult(status: .success) }
+            engine.setOutputEnabled(enabled)
+            logger.notice("\(source): output \(enabled ? "on" : "off")")
+            save()
+            return CommandResult(status: .success)
         }
     }
 

@@ -220,7 +220,11 @@ public actor PlayerDaemon {
         case .outputInterrupted(let why, let position):
             // Nothing is heard: Now Playing stops the clock where the audio stopped.
             let retry = "\(why); reopening every \(settings.playback.reopenIntervalMilliseconds) ms"
-            if case .unavailable = why { logger.error("\(retry)") } else { logger.warning("\(retry)") }
+            switch why {
+            case .unavailable: logger.error("\(retry)")
+            case .disabled: logger.notice("\(why): the device is closed until the output is turned on")
+            case .lost, .stalled: logger.warning("\(retry)")
+            }
             publish(core.engineOutputStalled(itemID: position?.itemID, at: position?.seconds, now: now))
         case .deviceReopened(let format):
             logger.notice("ALSA PCM '\(settings.playback.device)' is back (\(format)); continuing")
@@ -304,7 +308,8 @@ public actor PlayerDaemon {
             consume: core.consume,
             replayGain: replayGain.mode.rawValue,
             replayGainPreamp: replayGain.preamp,
-            replayGainMissingPreamp: replayGain.missingPreamp
+            replayGainMissingPreamp: replayGain.missingPreamp,
+            outputEnabled: engine.isOutputEnabled
         )
     }
 
@@ -329,6 +334,10 @@ public actor PlayerDaemon {
         case .restored(let saved):
             _ = core.setSingle(saved.single.flatMap(SingleMode.init(rawValue:)) ?? .off)
             _ = core.setConsume(saved.consume ?? false)
+            if saved.outputEnabled == false {
+                engine.setOutputEnabled(false)
+                logger.notice("the output stays turned off, as a client left it (tonearm output on, MPD's enableoutput 0)")
+            }
             if let mode = saved.replayGain.flatMap(ReplayGainMode.init(rawValue:)) { replayGain.mode = mode }
             if let preamp = saved.replayGainPreamp, ReplayGainSettings.preampRange.contains(preamp) { replayGain.preamp = preamp }
             if let preamp = saved.replayGainMissingPreamp, ReplayGainSettings.preampRange.contains(preamp) {

@@ -109,6 +109,7 @@ extension PlayerDaemon {
         let device = engine.deviceStatus
         var output = OutputState()
         output.device = device.name
+        output.enabled = engine.isOutputEnabled
         output.state = OutputState.DeviceState(rawValue: device.state.rawValue) ?? .closed
         // "device back, starting" from the reopen until frames flow.
         output.heard = device.interruption.map { device.state == .open ? "device back, starting" : $0.waiting } ?? "ok"

@@ -27,11 +27,14 @@ public struct PlayerStateRecord: Sendable, Equatable {
     public var replayGain: String?
     public var replayGainPreamp: Double?
     public var replayGainMissingPreamp: Double?
+    /// False when a client turned the output off.
+    public var outputEnabled: Bool?
 
     public init(queue: [String] = [], currentIndex: Int? = nil, position: Double = 0, volume: Double = 1,
                 repeatMode: String = "off", shuffle: Bool = false, shuffleOrder: [Int]? = nil,
                 wasPlaying: Bool = false, single: String? = nil, consume: Bool? = nil, replayGain: String? = nil,
-                replayGainPreamp: Double? = nil, replayGainMissingPreamp: Double? = nil) {
+                replayGainPreamp: Double? = nil, replayGainMissingPreamp: Double? = nil, outputEnabled: Bool? = nil) {
+        self.outputEnabled = outputEnabled
         self.single = single
         self.consume = consume
         self.replayGain = replayGain
@@ -234,6 +237,7 @@ public final class StateStore {
             ("replayGain", record.replayGain.map { .string($0) } ?? .null),
             ("replayGainPreamp", record.replayGainPreamp.map { .double($0) } ?? .null),
             ("replayGainMissingPreamp", record.replayGainMissingPreamp.map { .double($0) } ?? .null),
+            ("outputEnabled", record.outputEnabled.map { .bool($0) } ?? .null),
         ])
         let body = Array(state.serialized.utf8)
         var hash = FNV1a64()
@@ -320,7 +324,8 @@ public final class StateStore {
                 consume: try addedField("consume", "true or false") { $0.boolValue },
                 replayGain: try addedField("replayGain", "a string") { $0.stringValue },
                 replayGainPreamp: try addedField("replayGainPreamp", "a number") { $0.doubleValue },
-                replayGainMissingPreamp: try addedField("replayGainMissingPreamp", "a number") { $0.doubleValue })
+                replayGainMissingPreamp: try addedField("replayGainMissingPreamp", "a number") { $0.doubleValue },
+                outputEnabled: try addedField("outputEnabled", "true or false") { $0.boolValue })
             if let problem = record.inconsistency { throw Problem(problem) }
             return .success(record)
         } catch {

@@ -47,12 +47,12 @@ final class MPDCommands {
     /// command lists are the connection's own.
     static let served: [String] = [
         "add", "addid", "albumart", "binarylimit", "clear", "clearerror", "close", "command_list_begin", "command_list_end",
-        "command_list_ok_begin", "commands", "consume", "count", "crossfade", "currentsong", "decoders", "delete", "deleteid", "find",
+        "command_list_ok_begin", "commands", "consume", "count", "crossfade", "currentsong", "decoders", "delete", "deleteid", "disableoutput", "enableoutput", "find",
         "findadd", "getvol", "idle", "list", "listall", "listallinfo", "listplaylist", "listplaylistinfo",
         "listplaylists", "load", "lsinfo", "mixrampdb", "mixrampdelay", "move", "moveid", "next", "noidle", "notcommands", "outputs",
         "password", "pause", "ping", "play", "playid", "playlist", "playlistid", "playlistinfo", "plchanges",
         "playlistfind", "playlistsearch", "plchangesposid", "previous", "random", "readpicture", "repeat", "replay_gain_mode", "replay_gain_status", "rescan", "search", "searchadd", "seek", "seekcur",
-        "seekid", "setvol", "single", "stats", "status", "stop", "swap", "swapid", "tagtypes", "update", "urlhandlers",
+        "seekid", "setvol", "single", "stats", "status", "stop", "swap", "swapid", "tagtypes", "toggleoutput", "update", "urlhandlers",
         "volume",
     ]
 
@@ -183,7 +183,14 @@ final class MPDCommands {
             return try await stats()
         case "outputs":
             let output = await plane.snapshot().output
-            return "outputid: 0\noutputname: \(output.device)\nplugin: alsa\noutputenabled: 1\n"
+            return "outputid: 0\noutputname: \(output.device)\nplugin: alsa\noutputenabled: \(output.enabled ? 1 : 0)\n"
+        case "enableoutput", "disableoutput", "toggleoutput":
+            // Output 0 is the player's device; there is no other.
+            try count(args, 1)
+            guard let id = Int(args[0]) else { throw .argument("Integer expected: \(args[0])") }
+            guard id == 0 else { throw MPDFailure(50, "No such audio output") }
+            let on = command.name == "toggleoutput" ? !(await plane.snapshot().output.enabled) : command.name == "enableoutput"
+            return try await send(.output(enabled: on))
 
         // Playback
         case "play", "playid":

@@ -121,7 +121,12 @@ struct OutputThread {
         while !engine.stopRequested.load(ordering: .relaxed) {
             takeReplayGain()
             takeStreamCuts()
-            if takePlayerCut() || openDeviceIfWanted() { continue }
+            if takePlayerCut() { continue }
+            guard engine.outputEnabled.load(ordering: .acquiring) else {
+                standBy()
+                continue
+            }
+            if openDeviceIfWanted() { continue }
             guard let (device, format) = nextPeriod() else { continue }
             // ── Render path begins (see Mixer.render) ──
             guard let outcome = renderAndWrite(device, format) else { continue }
@@ -403,6 +408,23 @@ struct OutputThread {
             announceReachedStarts()
             let (playerSilent, streamsWant) = demand(pauseWanted: engine.pauseRequested.load(ordering: .acquiring))
             return !playerSilent || streamsWant || engine.stopRequested.load(ordering: .relaxed)
+        }
+    }
+
+    /// The output is turned off: the device is closed (what was rendered and not taken waits
+    /// for the next), nothing is heard, and the thread sleeps until it is turned on.
+    private mutating func standBy() {
+        if let device = link.device {
+            device.drop()
+            link = .closed
+            setDeviceState(.closed)
+            mix = .silent
+            publishIdle(true)
+        }
+        if case .heard = hearing { interrupt(.disabled(device: engine.options.device)) }
+        announceReachedStarts()
+        engine.outputBell.sleep(awaiting: 1) {
+            engine.outputEnabled.load(ordering: .acquiring) || engine.stopRequested.load(ordering: .relaxed)
         }
     }
 

@@ -114,12 +114,16 @@ public enum OutputInterruption: Sendable, CustomStringConvertible {
     case stalled(device: String, milliseconds: Int)
     /// The device could not be opened: not there (yet), busy, or misnamed.
     case unavailable(ALSAError)
+    /// A client turned the output off: the device is closed, free for others, until it is
+    /// turned on again.
+    case disabled(device: String)
 
     public var description: String {
         switch self {
         case .lost(let error): "ALSA PCM '\(error.device)' lost: \(error.reason)"
         case .stalled(let device, let ms): "ALSA PCM '\(device)' stopped responding (no period in \(ms) ms)"
         case .unavailable(let error): error.description
+        case .disabled(let device): "ALSA PCM '\(device)' is turned off"
         }
     }
 
@@ -129,6 +133,7 @@ public enum OutputInterruption: Sendable, CustomStringConvertible {
         case .lost: "device lost, waiting for it"
         case .stalled: "device stopped responding, waiting for it"
         case .unavailable: "waiting for the device"
+        case .disabled: "output turned off"
         }
     }
 }
@@ -213,6 +218,8 @@ public final class PlaybackEngine: @unchecked Sendable {
     // Control → output thread.
     let stopRequested = Atomic<Bool>(false)
     let pauseRequested = Atomic<Bool>(false)
+    /// False while a client has turned the output off.
+    let outputEnabled = Atomic<Bool>(true)
     let volumeBits = Atomic<UInt32>(Float(1).bitPattern)
     /// ReplayGain as the control plane set it; the output thread applies it to what it hears.
     let replayGain = SequenceLocked<ReplayGainSettings>(ReplayGainSettings())
@@ -393,6 +400,15 @@ public final class PlaybackEngine: @unchecked Sendable {
         let gain = Float(max(0, min(100, percent)) / 100)
         volumeBits.store(gain.bitPattern, ordering: .relaxed)
     }
+
+    /// Turns the output off (the device is closed and nothing is heard; playback holds where
+    /// it is, as while a device is lost) or on again.
+    public func setOutputEnabled(_ on: Bool) {
+        outputEnabled.store(on, ordering: .releasing)
+        outputBell.wake()
+    }
+
+    public var isOutputEnabled: Bool { outputEnabled.load(ordering: .acquiring) }
 
     /// How loud each item plays (ReplayGain). From the next period on; off keeps the stream
     /// bit-perfect.

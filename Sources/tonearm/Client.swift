@@ -261,6 +261,20 @@ struct Consume: ParsableCommand {
     func run() throws { try connection.transport("consume", [("on", .bool(setting == "on"))], said: "consume") }
 }
 
+struct Output: ParsableCommand {
+    static let configuration = CommandConfiguration(
+        abstract: "Turn the output on or off.",
+        discussion: "off closes the ALSA device, so another program may use it; nothing is heard and the position holds until it is on again. Kept across restarts.")
+    @OptionGroup var connection: Connection
+    @Argument(help: "on or off") var setting: String
+
+    func validate() throws {
+        guard ["on", "off"].contains(setting) else { throw ValidationError("give on or off") }
+    }
+
+    func run() throws { try connection.transport("output", [("on", .bool(setting == "on"))], said: "output") }
+}
+
 struct ReplayGainCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "replaygain",

@@ -18,7 +18,7 @@ struct Tonearm: ParsableCommand {
         subcommands: [
             Status.self, Add.self, Clear.self, Queue.self, Play.self, Pause.self, Toggle.self, Stop.self,
             Next.self, Previous.self, Seek.self, Skip.self, Repeat.self, Shuffle.self, Single.self, Consume.self,
-            ReplayGainCommand.self, Volume.self, Watch.self,
+            ReplayGainCommand.self, Output.self, Volume.self, Watch.self,
             Sessions.self, Announce.self, Mute.self, Doctor.self, Info.self,
             Update.self, Ls.self, List.self, Find.self, Search.self, FindAdd.self, Stats.self,
         ]

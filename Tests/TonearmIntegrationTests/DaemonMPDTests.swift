@@ -126,6 +126,19 @@ final class DaemonMPDTests: XCTestCase {
         try mpc.run("consume", "off")
         XCTAssertEqual(try world.statusJSON().bool("consume"), false)
 
+        // Output 0 is the player's device: turned off, it is closed and nothing is heard.
+        try mpc.run("disable", "1")
+        XCTAssertTrue(try mpc.run("outputs").contains("is disabled"))
+        let off = try world.waitForStatus(timeout: 10, "the output turned off") { $0.string("output") == "output turned off" }
+        XCTAssertEqual(off.object("device")?["enabled"] as? Bool, false, jsonText(off))
+        XCTAssertEqual(off.object("device")?["state"] as? String, "closed", jsonText(off))
+        XCTAssertEqual(off.double("rate"), 0, "the clock stops while nothing is heard")
+        XCTAssertEqual(off.string("state"), "playing", "the transport stays as it was")
+        try mpc.run("enable", "1")
+        let on = try world.waitForStatus(timeout: 10, "heard again") { $0.string("output") == "ok" && $0.double("rate") == 1 }
+        XCTAssertEqual(on.object("device")?["state"] as? String, "open", jsonText(on))
+        XCTAssertTrue(try mpc.run("outputs").contains("is enabled"))
+
         // Pictures, in binary chunks: the cover file beside a song, and a song's own.
         let cover = try runProcess("/usr/bin/mpc", ["-h", "127.0.0.1", "-p", String(port), "albumart", "Artist 1/Album 1-1/2.flac"],
                                    stdoutPath: world.path("cover.out"))

@@ -175,6 +175,20 @@ final class MPDCommandsTests: XCTestCase {
         XCTAssertEqual(plane.commands, [])
     }
 
+    func testOutputZeroIsThePlayersDevice() async throws {
+        let plane = TestControlPlane(state())
+        try await expect(plane, ["disableoutput 0", "enableoutput 0", "toggleoutput 0"], ["OK"], list: true)
+        try await expect(plane, ["enableoutput 1"], ["ACK [50@0] {enableoutput} No such audio output"])
+        try await expect(plane, ["toggleoutput x"], ["ACK [2@0] {toggleoutput} Integer expected: x"])
+        XCTAssertEqual(plane.commands, [.output(enabled: false), .output(enabled: true), .output(enabled: false)],
+                       "toggle turns off what the snapshot shows on")
+        var off = state()
+        off.output.enabled = false
+        off.output.device = "hw:DAC"
+        let outputs = try await answer(TestControlPlane(off), ["outputs"])
+        XCTAssertEqual(outputs, ["outputid: 0", "outputname: hw:DAC", "plugin: alsa", "outputenabled: 0", "OK"])
+    }
+
     func testPicturesComeInTheClientsChunks() async throws {
         let plane = TestControlPlane(state())
         try await expect(plane, ["binarylimit 10"], ["ACK [2@0] {binarylimit} Value too small: 10"])
