@@ -63,6 +63,11 @@ public enum QueueEdit: Sendable, Equatable {
     case clear
     /// Plays the item from its start, whatever played before (MPD's `playid`).
     case play(itemID: Int)
+    /// Puts the positions in `range` (the whole queue when nil) in random order; the current
+    /// item, when in it, goes first (MPD's `shuffle`).
+    case shuffle(range: Range<Int>?)
+    /// 0…255: with shuffle on, higher priorities play first (MPD's `prio`, `prioid`).
+    case priority(Int, itemIDs: [Int])
 }
 
 /// What a client does with its own audio sessions (the AVAudioSession calls).

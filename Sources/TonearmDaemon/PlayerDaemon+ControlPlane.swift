@@ -213,6 +213,16 @@ extension PlayerDaemon: ControlPlane {
             outcome = core.move(itemID: id, to: position, now: now)
         case .play(let id):
             outcome = core.playItem(id, now: now)
+        case .shuffle(let range):
+            if let range, range.lowerBound < 0 || range.upperBound > core.queue.count {
+                return .failed(.badArgument, "positions \(range.lowerBound)…\(range.upperBound - 1) are outside the queue of \(core.queue.count)")
+            }
+            outcome = core.shuffleQueue(range, now: now)
+        case .priority(let priority, let ids):
+            guard QueueItem.priorities.contains(priority) else {
+                return .failed(.badArgument, "a priority is 0 to 255, not \(priority)")
+            }
+            outcome = core.setPriority(priority, of: ids, now: now)
         }
         apply(outcome)
         return CommandResult(status: outcome.status, payload: .queueCount(core.queue.count))

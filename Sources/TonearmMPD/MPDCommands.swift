@@ -51,8 +51,8 @@ final class MPDCommands {
         "findadd", "getvol", "idle", "list", "listall", "listallinfo", "listplaylist", "listplaylistinfo",
         "listplaylists", "load", "lsinfo", "mixrampdb", "mixrampdelay", "move", "moveid", "next", "noidle", "notcommands", "outputs",
         "password", "pause", "ping", "play", "playid", "playlist", "playlistid", "playlistinfo", "plchanges",
-        "playlistfind", "playlistsearch", "plchangesposid", "previous", "random", "readpicture", "repeat", "replay_gain_mode", "replay_gain_status", "rescan", "search", "searchadd", "seek", "seekcur",
-        "seekid", "setvol", "single", "stats", "status", "stop", "swap", "swapid", "tagtypes", "toggleoutput", "update", "urlhandlers",
+        "playlistfind", "playlistsearch", "plchangesposid", "previous", "prio", "prioid", "random", "readpicture", "repeat", "replay_gain_mode", "replay_gain_status", "rescan", "search", "searchadd", "seek", "seekcur",
+        "seekid", "setvol", "shuffle", "single", "stats", "status", "stop", "swap", "swapid", "tagtypes", "toggleoutput", "update", "urlhandlers",
         "volume",
     ]
 
@@ -334,6 +334,35 @@ final class MPDCommands {
             guard let p = items.firstIndex(where: { $0.id == a }), let q = items.firstIndex(where: { $0.id == b }), p != q else { return "" }
             _ = try await send(.queue(.move(itemID: a, to: q)))
             return try await send(.queue(.move(itemID: b, to: p)))
+        case "shuffle":
+            try count(args, 0...1)
+            let length = await plane.snapshot().queue.items.count
+            var range: Range<Int>?
+            if let text = args.first {
+                let asked = try MPDFilter.range(text)
+                guard asked.lowerBound <= length else { throw .argument("Bad song index") }
+                range = asked.clamped(to: 0..<length)
+            }
+            return try await send(.queue(.shuffle(range: range)))
+        case "prio", "prioid":
+            guard args.count >= 2 else { throw .argument("too few arguments for \"\(command.name)\"") }
+            guard let priority = Int(args[0]) else { throw .argument("Number expected: \(args[0])") }
+            guard QueueItem.priorities.contains(priority) else { throw .argument("Priority out of range: \(args[0])") }
+            var ids: [Int] = []
+            if command.name == "prioid" {
+                for text in args.dropFirst() {
+                    guard let id = Int(text) else { throw .argument("Number expected: \(text)") }
+                    ids.append(id)
+                }
+            } else {
+                let items = await plane.snapshot().queue.items
+                for text in args.dropFirst() {
+                    let range = try MPDFilter.range(text)
+                    guard range.lowerBound < items.count else { throw .argument("Bad song index") }
+                    ids += items[range.clamped(to: 0..<items.count)].map(\.id)
+                }
+            }
+            return try await send(.queue(.priority(priority, itemIDs: ids)))
         case "playlistfind", "playlistsearch":
             let (filters, rest) = try MPDFilter.parse(args)
             guard !filters.isEmpty else { throw .argument("too few arguments for \"\(command.name)\"") }
@@ -720,6 +749,7 @@ final class MPDCommands {
             out = MPDSong.block(path: path, item.metadata, tags: client.tags)
         }
         out += "Pos: \(position)\nId: \(item.id)\n"
+        if item.priority > 0 { out += "Prio: \(item.priority)\n" }
         return out
     }
 

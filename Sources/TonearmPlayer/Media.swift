@@ -50,10 +50,15 @@ public struct QueueItem: Sendable, Equatable {
     public let id: Int
     public var path: String
     public var metadata: TrackMetadata
+    /// 0…255: with shuffle on, higher priorities play first (MPD's `prio`).
+    public var priority: Int
 
-    public init(id: Int, path: String, metadata: TrackMetadata) {
+    public init(id: Int, path: String, metadata: TrackMetadata, priority: Int = 0) {
         self.id = id
         self.path = path
         self.metadata = metadata
+        self.priority = priority
     }
+
+    public static let priorities = 0...255
 }

@@ -168,6 +168,7 @@ extension PlayerCore {
         let before = upcomingID
         shuffle = on
         storedShuffleOrder = on ? makeShuffleOrder(first: currentItemID) : []
+        if on { orderShuffleByPriority() }
         return CommandOutcome(
             status: .success, actions: upcomingActions(before: before),
             publications: publish(.queueChanged))

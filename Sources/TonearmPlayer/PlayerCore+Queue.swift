@@ -81,6 +81,58 @@ extension PlayerCore {
         forget(at: index)
     }
 
+    /// Puts the user's order of the items in `range` (the whole queue when nil) at random. The
+    /// current item, when in the range, goes to the range's start and stays current; the play
+    /// order with shuffle on does not change.
+    public mutating func shuffleQueue(_ range: Range<Int>?, now: Double) -> CommandOutcome {
+        let range = range ?? queue.indices
+        guard range.lowerBound >= 0, range.upperBound <= queue.count else { return .failed }
+        guard range.count > 1 else { return CommandOutcome(status: .success) }
+        let before = upcomingID
+        var items = Array(queue[range])
+        if let current = currentItemID, let at = items.firstIndex(where: { $0.id == current }) {
+            items.swapAt(0, at)
+            var rest = Array(items.dropFirst())
+            shuffleItems(&rest)
+            items = [items[0]] + rest
+        } else {
+            shuffleItems(&items)
+        }
+        queue.replaceSubrange(range, with: items)
+        return CommandOutcome(
+            status: .success, actions: upcomingActions(before: before),
+            publications: publish(.queueChanged))
+    }
+
+    private mutating func shuffleItems(_ items: inout [QueueItem]) {
+        var order = Array(items.indices)
+        generator.shuffle(&order)
+        items = order.map { items[$0] }
+    }
+
+    /// Sets the priority of `itemIDs` (0…255). With shuffle on, what plays after the current
+    /// item is ordered by priority, highest first, each priority keeping its shuffled order.
+    public mutating func setPriority(_ priority: Int, of itemIDs: [Int], now: Double) -> CommandOutcome {
+        guard QueueItem.priorities.contains(priority) else { return .failed }
+        let indices = itemIDs.compactMap { id in queue.firstIndex { $0.id == id } }
+        guard indices.count == itemIDs.count else { return .noSuchContent }
+        let before = upcomingID
+        for index in indices { queue[index].priority = priority }
+        if shuffle { orderShuffleByPriority() }
+        return CommandOutcome(status: .success, actions: upcomingActions(before: before))
+    }
+
+    /// The shuffle order after the current item, highest priority first (a stable sort).
+    mutating func orderShuffleByPriority() {
+        let start = currentItemID.flatMap { storedShuffleOrder.firstIndex(of: $0) }.map { $0 + 1 } ?? 0
+        let priority = Dictionary(uniqueKeysWithValues: queue.map { ($0.id, $0.priority) })
+        let ahead = storedShuffleOrder[start...].enumerated().sorted { a, b in
+            let (pa, pb) = (priority[a.element] ?? 0, priority[b.element] ?? 0)
+            return pa != pb ? pa > pb : a.offset < b.offset
+        }.map(\.element)
+        storedShuffleOrder.replaceSubrange(start..., with: ahead)
+    }
+
     /// Single: stop (or repeat, with repeat on) after the current item.
     public mutating func setSingle(_ mode: SingleMode) -> CommandOutcome {
         guard mode != single else { return CommandOutcome(status: .success) }

@@ -27,6 +27,9 @@ final class MPDDifferentialTests: XCTestCase {
         "playlistfind \"(genre == 'Jazz')\"", "swap 0 2", "playlistinfo", "delete 0", "playlistinfo", "move 0 1", "playlistinfo", "plchangesposid 0",
         "findadd album \"Album 2-1\"", "playlistinfo", "clear", "status", "playlistinfo",
         "repeat 1", "random 1", "status", "repeat 0", "random 0", "status",
+        "add \"Artist 1/Album 1-1\"", "repeat 1", "single 1", "consume 1", "status", "single oneshot", "status",
+        "replay_gain_mode track", "replay_gain_status", "crossfade 0", "prio 3 0:1", "playlistinfo", "prio 256 0",
+        "disableoutput 1", "single 0", "consume 0", "repeat 0", "replay_gain_mode off", "replay_gain_mode loud", "status", "clear",
         "play 5", "playid 9999", "delete 7", "setvol 101", "repeat 2", "frobnicate", "add \"no/such.flac\"",
         "lsinfo \"no/such\"", "find", "list colour", "find colour red",
         "command_list_ok_begin\nping\nstatus\ncommand_list_end", "command_list_begin\nping\nfrobnicate\nping\ncommand_list_end",
@@ -166,7 +169,8 @@ final class MPDDifferentialTests: XCTestCase {
             differences.append("\(shown)\n    mpd:      \(replies[0].joined(separator: " / "))\n    tonearmd: \(replies[1].joined(separator: " / "))")
             let word = request.split(separator: " ").first.map(String.init) ?? ""
             if ["lsinfo", "listall", "listallinfo", "list", "find", "search", "count", "playlistinfo", "playlist",
-                "plchangesposid", "currentsong", "playlistfind", "playlistsearch", "swap"].contains(word) && !request.contains("colour") && !request.contains("no/such") && request != "find" {
+                "plchangesposid", "currentsong", "playlistfind", "playlistsearch", "swap", "single", "consume",
+                "replay_gain_mode", "replay_gain_status", "crossfade", "prio", "disableoutput"].contains(word) && !request.contains("colour") && !request.contains("no/such") && request != "find" {
                 mustMatch.append(shown)
             }
         }

@@ -175,6 +175,24 @@ final class MPDCommandsTests: XCTestCase {
         XCTAssertEqual(plane.commands, [])
     }
 
+    func testShufflePrioAndPrioid() async throws {
+        let plane = TestControlPlane(state())
+        try await expect(plane, ["shuffle", "shuffle 0:1", "prio 7 0:2", "prioid 255 9"], ["OK"], list: true)
+        try await expect(plane, ["prio 256 0"], ["ACK [2@0] {prio} Priority out of range: 256"])
+        try await expect(plane, ["prio 5 4:6"], ["ACK [2@0] {prio} Bad song index"])
+        try await expect(plane, ["prioid 5"], ["ACK [2@0] {prioid} too few arguments for \"prioid\""])
+        try await expect(plane, ["shuffle x"], ["ACK [2@0] {shuffle} Number expected: x"])
+        let ids = state().queue.items.map(\.id)
+        XCTAssertEqual(plane.commands, [
+            .queue(.shuffle(range: nil)), .queue(.shuffle(range: 0..<1)), .queue(.priority(7, itemIDs: ids)),
+            .queue(.priority(255, itemIDs: [9])),
+        ])
+        var prioritised = state()
+        prioritised.queue.items[1].priority = 7
+        let info = try await answer(TestControlPlane(prioritised), ["playlistinfo 1"])
+        XCTAssertEqual(Array(info.suffix(4)), ["Pos: 1", "Id: 9", "Prio: 7", "OK"])
+    }
+
     func testOutputZeroIsThePlayersDevice() async throws {
         let plane = TestControlPlane(state())
         try await expect(plane, ["disableoutput 0", "enableoutput 0", "toggleoutput 0"], ["OK"], list: true)
