@@ -68,6 +68,8 @@ public enum QueueEdit: Sendable, Equatable {
     case shuffle(range: Range<Int>?)
     /// 0…255: with shuffle on, higher priorities play first (MPD's `prio`, `prioid`).
     case priority(Int, itemIDs: [Int])
+    /// Plays only part of the item from its next play on; nil: all of it (MPD's `rangeid`).
+    case range(itemID: Int, PlayRange?)
 }
 
 /// What a client does with its own audio sessions (the AVAudioSession calls).

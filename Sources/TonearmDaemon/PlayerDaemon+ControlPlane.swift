@@ -223,6 +223,11 @@ extension PlayerDaemon: ControlPlane {
                 return .failed(.badArgument, "a priority is 0 to 255, not \(priority)")
             }
             outcome = core.setPriority(priority, of: ids, now: now)
+        case .range(let id, let range):
+            outcome = core.setRange(range, of: id, now: now)
+            if outcome.status == .disabled {
+                return .failed(.badArgument, "the current song's range cannot change while it plays")
+            }
         }
         apply(outcome)
         return CommandResult(status: outcome.status, payload: .queueCount(core.queue.count))

@@ -30,7 +30,7 @@ final class UpcomingTable: Sendable {
 extension PlayerCore {
     /// A queue item as the engine plays it.
     func engineItem(_ item: QueueItem) -> EngineItem {
-        EngineItem(id: item.id, path: item.path, albumInOrder: albumInOrder(item.id))
+        EngineItem(id: item.id, path: item.path, albumInOrder: albumInOrder(item.id), start: item.start, end: item.range?.end)
     }
 }
 

@@ -51,7 +51,7 @@ final class MPDCommands {
         "findadd", "getvol", "idle", "list", "listall", "listallinfo", "listplaylist", "listplaylistinfo",
         "listplaylists", "load", "lsinfo", "mixrampdb", "mixrampdelay", "move", "moveid", "next", "noidle", "notcommands", "outputs",
         "password", "pause", "ping", "play", "playid", "playlist", "playlistid", "playlistinfo", "plchanges",
-        "playlistfind", "playlistsearch", "plchangesposid", "previous", "prio", "prioid", "random", "readpicture", "repeat", "replay_gain_mode", "replay_gain_status", "rescan", "search", "searchadd", "seek", "seekcur",
+        "playlistfind", "playlistsearch", "plchangesposid", "previous", "prio", "prioid", "rangeid", "random", "readpicture", "repeat", "replay_gain_mode", "replay_gain_status", "rescan", "search", "searchadd", "seek", "seekcur",
         "seekid", "setvol", "shuffle", "single", "stats", "status", "stop", "swap", "swapid", "tagtypes", "toggleoutput", "update", "urlhandlers",
         "volume",
     ]
@@ -347,7 +347,7 @@ final class MPDCommands {
         case "prio", "prioid":
             guard args.count >= 2 else { throw .argument("too few arguments for \"\(command.name)\"") }
             guard let priority = Int(args[0]) else { throw .argument("Number expected: \(args[0])") }
-            guard QueueItem.priorities.contains(priority) else { throw .argument("Priority out of range: \(args[0])") }
+            guard QueueItem.priorities.contains(priority) else { throw .argument("Number too large: \(args[0])") }
             var ids: [Int] = []
             if command.name == "prioid" {
                 for text in args.dropFirst() {
@@ -363,6 +363,25 @@ final class MPDCommands {
                 }
             }
             return try await send(.queue(.priority(priority, itemIDs: ids)))
+        case "rangeid":
+            // START:END in seconds, either side may be empty; ":" plays the whole song again.
+            try count(args, 2)
+            guard let id = Int(args[0]) else { throw .argument("Number expected: \(args[0])") }
+            let sides = args[1].split(separator: ":", omittingEmptySubsequences: false)
+            guard sides.count == 2 else { throw .argument("Bad range") }
+            func seconds(_ text: Substring) throws(MPDFailure) -> Double? {
+                guard !text.isEmpty else { return nil }
+                guard let value = Double(text), value.isFinite, value >= 0 else { throw .argument("Bad range") }
+                return value
+            }
+            let start = try seconds(sides[0]), end = try seconds(sides[1])
+            if let start, let end, end <= start { throw .argument("Bad range") }
+            let range = start == nil && end == nil ? nil : PlayRange(start: start ?? 0, end: end)
+            let queue = await plane.snapshot().queue
+            if id == queue.currentItemID, await plane.snapshot().transport != .stopped {
+                throw MPDFailure(4, "Cannot edit the current song")
+            }
+            return try await send(.queue(.range(itemID: id, range)))
         case "playlistfind", "playlistsearch":
             let (filters, rest) = try MPDFilter.parse(args)
             guard !filters.isEmpty else { throw .argument("too few arguments for \"\(command.name)\"") }
@@ -747,6 +766,21 @@ final class MPDCommands {
             out = MPDSong.block(song, tags: client.tags)
         } else {
             out = MPDSong.block(path: path, item.metadata, tags: client.tags)
+        }
+        if let range = item.range {
+            // Right after the file, as MPD shows it; the times are the range's.
+            var lines = out.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+            let end = range.end.map(MPDSong.decimal) ?? ""
+            lines.insert("Range: \(MPDSong.decimal(range.start))-\(end)", at: min(1, lines.count))
+            if let whole = item.metadata.duration {
+                let length = max(0, min(range.end ?? whole, whole) - range.start)
+                lines = lines.map { line in
+                    if line.hasPrefix("Time: ") { return "Time: \(Int(length.rounded()))" }
+                    if line.hasPrefix("duration: ") { return "duration: \(MPDSong.decimal(length))" }
+                    return line
+                }
+            }
+            out = lines.joined(separator: "\n")
         }
         out += "Pos: \(position)\nId: \(item.id)\n"
         if item.priority > 0 { out += "Prio: \(item.priority)\n" }

@@ -33,6 +33,8 @@ private struct PlayerDecoding: ProducerPolicy {
     var source: StreamFormat?
     /// The `play` the items being decoded follow from.
     var request = 0
+    /// Source frames left before the item's end, when it ends before its file does.
+    var framesLeft: Int?
 
     init(engine: PlaybackEngine) { self.engine = engine }
 
@@ -56,8 +58,13 @@ private struct PlayerDecoding: ProducerPolicy {
 
     mutating func nextBlock() -> SourceBlock {
         do throws(FLACError) {
-            guard let block = try decoder?.nextBlock() else { return .ended }
-            return .samples(block)
+            guard framesLeft != 0, let decoder, let block = try decoder.nextBlock() else { return .ended }
+            guard let left = framesLeft else { return .samples(block) }
+            // An item that ends before its file: the block is cut at the end's frame.
+            let channels = decoder.info.format.channels
+            let frames = min(block.count / channels, left)
+            framesLeft = left - frames
+            return .samples(UnsafeBufferPointer(rebasing: block[..<(frames * channels)]))
         } catch {
             return .failed(error)
         }
@@ -132,8 +139,9 @@ private struct PlayerDecoding: ProducerPolicy {
             do throws(FLACError) {
                 let decoder = try FLACDecoder(path: next.path)
                 let format = decoder.info.format
-                let frame = Int((position * Double(format.sampleRate)).rounded())
+                let frame = Int((max(position, next.start) * Double(format.sampleRate)).rounded())
                 if frame > 0 { try decoder.seek(toFrame: frame) }
+                framesLeft = next.end.map { max(0, Int(($0 * Double(format.sampleRate)).rounded()) - frame) }
                 if replacing || format != source {
                     // Finish the old run's resampler tail only when it still plays out.
                     if !replacing, let conv = producer.converter {

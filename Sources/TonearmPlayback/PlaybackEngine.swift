@@ -45,11 +45,17 @@ public struct EngineItem: Sendable, Equatable {
     public var path: String
     /// It plays within an album heard in order: ReplayGain's `auto` takes the album's gain.
     public var albumInOrder: Bool
+    /// The part of the file that plays, in seconds: from `start` (a play from earlier starts
+    /// there) to `end` (the file's end when nil).
+    public var start: Double
+    public var end: Double?
 
-    public init(id: Int, path: String, albumInOrder: Bool = false) {
+    public init(id: Int, path: String, albumInOrder: Bool = false, start: Double = 0, end: Double? = nil) {
         self.id = id
         self.path = path
         self.albumInOrder = albumInOrder
+        self.start = start
+        self.end = end
     }
 }
 

@@ -52,13 +52,30 @@ public struct QueueItem: Sendable, Equatable {
     public var metadata: TrackMetadata
     /// 0…255: with shuffle on, higher priorities play first (MPD's `prio`).
     public var priority: Int
+    /// The part of the file that plays; nil: all of it (MPD's `rangeid`).
+    public var range: PlayRange?
 
-    public init(id: Int, path: String, metadata: TrackMetadata, priority: Int = 0) {
+    public init(id: Int, path: String, metadata: TrackMetadata, priority: Int = 0, range: PlayRange? = nil) {
         self.id = id
         self.path = path
         self.metadata = metadata
         self.priority = priority
+        self.range = range
     }
 
     public static let priorities = 0...255
+
+    /// Where the item starts playing, in seconds into the file.
+    public var start: Double { range?.start ?? 0 }
+}
+
+/// A part of a file, in seconds: from `start` to `end` (the file's end when nil).
+public struct PlayRange: Sendable, Equatable {
+    public var start: Double
+    public var end: Double?
+
+    public init(start: Double = 0, end: Double? = nil) {
+        self.start = start
+        self.end = end
+    }
 }

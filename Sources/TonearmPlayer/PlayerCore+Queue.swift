@@ -133,6 +133,23 @@ extension PlayerCore {
         storedShuffleOrder.replaceSubrange(start..., with: ahead)
     }
 
+    /// Plays only `range` of an item from its next play on (nil: all of it). The current item
+    /// cannot be changed while the engine holds it, as in MPD.
+    public mutating func setRange(_ range: PlayRange?, of itemID: Int, now: Double) -> CommandOutcome {
+        guard let index = queue.firstIndex(where: { $0.id == itemID }) else { return .noSuchContent }
+        if let range {
+            guard range.start.isFinite, range.start >= 0, range.end.map({ $0.isFinite && $0 > range.start }) ?? true else {
+                return .failed
+            }
+        }
+        guard !(itemID == currentItemID && engineHoldsItem) else { return .disabled }
+        let before = upcomingID
+        queue[index].range = range
+        // The item pre-queued to follow may now play another part.
+        let actions: [EngineAction] = engineHoldsItem && upcomingID == itemID ? [.upcomingChanged] : upcomingActions(before: before)
+        return CommandOutcome(status: .success, actions: actions)
+    }
+
     /// Single: stop (or repeat, with repeat on) after the current item.
     public mutating func setSingle(_ mode: SingleMode) -> CommandOutcome {
         guard mode != single else { return CommandOutcome(status: .success) }

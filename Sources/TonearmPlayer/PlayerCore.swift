@@ -251,9 +251,10 @@ public struct PlayerCore: Sendable {
     mutating func changeItem(to itemID: Int, now: Double) -> [EngineAction] {
         var actions = endScan(now: now, keepsPosition: false)
         currentItemID = itemID
-        setAnchor(0, now: now)
+        let start = item(itemID)?.start ?? 0
+        setAnchor(start, now: now)
         if state == .playing {
-            actions += startEngine(itemID, from: 0)
+            actions += startEngine(itemID, from: start)
         } else {
             actions += releaseEngine()
         }

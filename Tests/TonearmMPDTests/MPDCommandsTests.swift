@@ -178,7 +178,7 @@ final class MPDCommandsTests: XCTestCase {
     func testShufflePrioAndPrioid() async throws {
         let plane = TestControlPlane(state())
         try await expect(plane, ["shuffle", "shuffle 0:1", "prio 7 0:2", "prioid 255 9"], ["OK"], list: true)
-        try await expect(plane, ["prio 256 0"], ["ACK [2@0] {prio} Priority out of range: 256"])
+        try await expect(plane, ["prio 256 0"], ["ACK [2@0] {prio} Number too large: 256"])
         try await expect(plane, ["prio 5 4:6"], ["ACK [2@0] {prio} Bad song index"])
         try await expect(plane, ["prioid 5"], ["ACK [2@0] {prioid} too few arguments for \"prioid\""])
         try await expect(plane, ["shuffle x"], ["ACK [2@0] {shuffle} Number expected: x"])
@@ -191,6 +191,26 @@ final class MPDCommandsTests: XCTestCase {
         prioritised.queue.items[1].priority = 7
         let info = try await answer(TestControlPlane(prioritised), ["playlistinfo 1"])
         XCTAssertEqual(Array(info.suffix(4)), ["Pos: 1", "Id: 9", "Prio: 7", "OK"])
+    }
+
+    /// As Debian's mpd 0.23 answers: seconds either side, ":" for the whole song again; the
+    /// current song cannot change while it plays; song blocks show the range and its length.
+    func testRangeidPlaysPartOfASong() async throws {
+        let plane = TestControlPlane(state())
+        try await expect(plane, ["rangeid 3 0.5:1.25", "rangeid 3 1:", "rangeid 3 :2", "rangeid 3 :"], ["OK"], list: true)
+        XCTAssertEqual(plane.commands, [
+            .queue(.range(itemID: 3, PlayRange(start: 0.5, end: 1.25))), .queue(.range(itemID: 3, PlayRange(start: 1))),
+            .queue(.range(itemID: 3, PlayRange(start: 0, end: 2))), .queue(.range(itemID: 3, nil)),
+        ])
+        for bad in ["2:1", "x", "1", "-1:2"] {
+            try await expect(plane, ["rangeid 3 \(bad)"], ["ACK [2@0] {rangeid} Bad range"])
+        }
+        try await expect(plane, ["rangeid 9 1:2"], ["ACK [4@0] {rangeid} Cannot edit the current song"])
+        var ranged = state()
+        ranged.queue.items[1].range = PlayRange(start: 10, end: 22.5)
+        let info = try await answer(TestControlPlane(ranged), ["playlistinfo 1"])
+        XCTAssertEqual(info[1], "Range: 10.000-22.500", "\(info)")
+        XCTAssertTrue(info.contains("duration: 12.500") && info.contains("Time: 13"), "\(info)")
     }
 
     func testOutputZeroIsThePlayersDevice() async throws {

@@ -57,3 +57,25 @@ final class QueueOrderTests: XCTestCase {
         XCTAssertEqual(ordered.upcoming(after: 1)?.id, 5, "turning shuffle on honours it")
     }
 }
+
+/// MPD's `rangeid`: part of an item from its next play on.
+final class PlayRangeCoreTests: XCTestCase {
+    func testARangeAppliesFromTheItemsNextPlayAndNeverToTheOneHeld() {
+        var core = playing(3)
+        XCTAssertEqual(core.setRange(PlayRange(start: 20, end: 40), of: 1, now: 1).status, .disabled, "the item the engine holds")
+        let outcome = core.setRange(PlayRange(start: 20, end: 40), of: 2, now: 1)
+        XCTAssertEqual(outcome.status, .success)
+        XCTAssertEqual(outcome.actions, [.upcomingChanged], "item 2 was queued to follow: it is queued again")
+        XCTAssertEqual(core.queue[1].range, PlayRange(start: 20, end: 40))
+        XCTAssertEqual(core.setRange(PlayRange(start: 5), of: 3, now: 1).actions, [], "not what follows now")
+        XCTAssertEqual(core.setRange(PlayRange(start: 5, end: 5), of: 3, now: 1).status, .commandFailed)
+        XCTAssertEqual(core.setRange(PlayRange(start: -1), of: 3, now: 1).status, .commandFailed)
+        XCTAssertEqual(core.setRange(nil, of: 99, now: 1).status, .noSuchContent)
+
+        // A command that moves to the item plays it from its range's start.
+        let next = core.handle(CommandRequest(.nextTrack), now: 2)
+        XCTAssertEqual(next.actions, [.play(itemID: 2, from: 20)])
+        XCTAssertEqual(core.nowPlaying.elapsed, 20)
+        XCTAssertEqual(core.setRange(nil, of: 1, now: 3).status, .success, "no longer held")
+    }
+}
