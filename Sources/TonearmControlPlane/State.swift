@@ -46,12 +46,24 @@ public struct QueueState: Sendable, Equatable {
     public var currentItemID: Int?
     /// In play order (the shuffle order when shuffle is on).
     public var currentIndex: Int?
+    /// The version at which each item (by id) last moved or changed; items not in it are
+    /// taken as changed in the current version.
+    public var itemVersions: [Int: Int]
 
-    public init(version: Int = 0, items: [QueueItem] = [], currentItemID: Int? = nil, currentIndex: Int? = nil) {
+    public init(version: Int = 0, items: [QueueItem] = [], currentItemID: Int? = nil, currentIndex: Int? = nil,
+                itemVersions: [Int: Int] = [:]) {
         self.version = version
         self.items = items
         self.currentItemID = currentItemID
         self.currentIndex = currentIndex
+        self.itemVersions = itemVersions
+    }
+
+    /// The positions whose item moved or changed after `version` (all of them for a version
+    /// this queue never had).
+    public func positionsChanged(since version: Int) -> [Int] {
+        guard version >= 0, version <= self.version else { return Array(items.indices) }
+        return items.indices.filter { (itemVersions[items[$0].id] ?? self.version) > version }
     }
 }
 

@@ -14,6 +14,8 @@ struct PendingChanges {
     /// The queue's version: bumped whenever what the queue holds differs from what was seen.
     var queueVersion = 0
     var queueSeen: [QueueItem] = []
+    /// The queue version at which each item last moved or changed (MPD's `plchanges`).
+    var itemVersions: [Int: Int] = [:]
 
     /// The parts of the state compared to find which subsystems changed.
     struct Seen: Equatable {
@@ -38,8 +40,14 @@ extension PlayerDaemon {
     /// entry into the actor (a command, an engine announcement, a timer).
     func flush() {
         if core.queue != changes.queueSeen {
-            changes.queueSeen = core.queue
             changes.queueVersion += 1
+            var versions: [Int: Int] = [:]
+            for (index, item) in core.queue.enumerated() {
+                let same = index < changes.queueSeen.count && changes.queueSeen[index] == item
+                versions[item.id] = same ? changes.itemVersions[item.id] ?? changes.queueVersion : changes.queueVersion
+            }
+            changes.itemVersions = versions
+            changes.queueSeen = core.queue
             changes.subsystems.insert(.queue)
         }
         let seen = changes.last
@@ -77,7 +85,7 @@ extension PlayerDaemon {
         state.transport = core.state
         state.nowPlaying = core.nowPlaying
         state.queue = QueueState(version: changes.queueVersion, items: core.queue, currentItemID: core.currentItemID,
-                                 currentIndex: core.currentIndex)
+                                 currentIndex: core.currentIndex, itemVersions: changes.itemVersions)
         state.volume = core.volume
         state.muted = book.muted
         state.repeatMode = core.repeatMode

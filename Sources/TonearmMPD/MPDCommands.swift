@@ -425,13 +425,10 @@ final class MPDCommands {
             try count(args, 1...2)
             guard let version = Int(args[0]) else { throw .argument("Number expected: \(args[0])") }
             let queue = await plane.snapshot().queue
-            // The queue keeps no history of versions: any older version gets the whole queue,
-            // which a client takes as every song changed.
-            guard version != queue.version else { return "" }
             var range = 0..<queue.items.count
             if args.count > 1 { range = try MPDFilter.range(args[1]).clamped(to: range) }
             var out = ""
-            for position in range {
+            for position in queue.positionsChanged(since: version) where range.contains(position) {
                 out += command.name == "plchanges"
                     ? try song(queue.items[position], position: position, client)
                     : "cpos: \(position)\nId: \(queue.items[position].id)\n"

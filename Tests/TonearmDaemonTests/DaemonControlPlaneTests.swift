@@ -84,6 +84,17 @@ final class DaemonControlPlaneTests: XCTestCase {
         XCTAssertEqual(unknown.status, .noSuchContent)
         let value2 = await daemon.snapshot().queue.version
         XCTAssertEqual(value2, afterRemove.version)
+
+        // What changed since a version: the removal moved every item after the first up one.
+        XCTAssertEqual(afterRemove.items.map(\.id), [ids[2], withInsert.items[1].id, ids[1]])
+        XCTAssertEqual(afterRemove.positionsChanged(since: afterRemove.version), [])
+        XCTAssertEqual(afterRemove.positionsChanged(since: version), [2], "positions 0 and 1 kept their items")
+        XCTAssertEqual(afterRemove.positionsChanged(since: queue.version), [0, 1, 2])
+        XCTAssertEqual(afterRemove.positionsChanged(since: afterRemove.version + 5), [0, 1, 2], "a version it never had")
+        let swapped = await daemon.send(.queue(.move(itemID: ids[1], to: 1)), from: source)
+        XCTAssertEqual(swapped.status, .success)
+        let afterSwap = await daemon.snapshot().queue
+        XCTAssertEqual(afterSwap.positionsChanged(since: afterRemove.version), [1, 2], "the two that traded places")
     }
 
     func testChangesComeGroupedBySubsystem() async throws {

@@ -71,6 +71,13 @@ final class MPDCommandsTests: XCTestCase {
         try await expect(plane, ["playlistinfo 5"], ["ACK [2@0] {playlistinfo} Bad song index"])
         try await expect(plane, ["plchangesposid 6"], ["cpos: 0", "Id: 3", "cpos: 1", "Id: 9", "OK"])
         try await expect(plane, ["plchanges 7"], ["OK"])
+        // Only what moved or changed after the version asked about.
+        var moved = state()
+        moved.queue.itemVersions = [3: 4, 9: 7]
+        let changes = TestControlPlane(moved)
+        try await expect(changes, ["plchangesposid 5"], ["cpos: 1", "Id: 9", "OK"])
+        try await expect(changes, ["plchangesposid 3"], ["cpos: 0", "Id: 3", "cpos: 1", "Id: 9", "OK"])
+        try await expect(changes, ["plchangesposid 99"], ["cpos: 0", "Id: 3", "cpos: 1", "Id: 9", "OK"])  // never seen: all
     }
 
     func testTransportAndOptionsBecomeControlPlaneCommands() async throws {
