@@ -74,6 +74,9 @@ struct Tonearmd: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The address the MPD server listens on (default 127.0.0.1; 0.0.0.0 for every network).", valueName: "address"))
     var mpdBind: String?
 
+    @Flag(help: "Print the systemd drop-in that lets the service use the network as far as the profile's TCP listeners need (none, this machine, or the local network), and exit.")
+    var networkDropIn = false
+
     @Flag(help: "Check the board profile and exit.")
     var check = false
 
@@ -114,6 +117,10 @@ struct Tonearmd: AsyncParsableCommand {
         }
         if check {
             print("\(config ?? "defaults"): ok")
+            return
+        }
+        if networkDropIn {
+            print(NetworkDropIn.text(profile), terminator: "")
             return
         }
         if selftest {

@@ -56,23 +56,35 @@ final class BoardProfileTests: XCTestCase {
         XCTAssertLessThanOrEqual(try XCTUnwrap(score, "\(String(describing: overall))"), 3.0)
     }
 
-    /// With a network drop-in of Board/tonearmd.service.d (what a profile serving MPD over TCP
-    /// needs), the unit's rating stays at 2.5 or under, and it allows Internet sockets; a home
-    /// profile that listens on every network says which drop-in it needs.
-    func testTheMPDNetworkDropInsKeepTheUnitHardened() throws {
+    /// With the drop-in `tonearmd --network-drop-in` writes for each profile, installed as the
+    /// unit's comment says, the unit's rating stays at 2.5 or under, and it allows Internet
+    /// sockets exactly when the profile listens on TCP: this machine only for a loopback bind,
+    /// the private ranges for any other.
+    func testEachProfilesNetworkDropInKeepsTheUnitHardened() throws {
         guard toolsAvailable("systemd-analyze") else { throw XCTSkip("systemd-analyze is not installed") }
-        let dropIns = boardDirectory.appendingPathComponent("tonearmd.service.d")
-        let names = try FileManager.default.contentsOfDirectory(atPath: dropIns.path).sorted()
-        XCTAssertEqual(names, ["mpd-lan.conf", "mpd-loopback.conf"])
-        for name in names {
+        let expected = [
+            "car-box.toml": nil, "desktop.toml": "IPAddressAllow=localhost\n",
+            "raspberry-pi-4.toml": "IPAddressAllow=localhost 10.0.0.0/8 172.16.0.0/12 192.168.0.0/16 fe80::/10 fc00::/7\n",
+            "raspberry-pi-zero-2w-i2s-dac.toml": "IPAddressAllow=localhost 10.0.0.0/8 172.16.0.0/12 192.168.0.0/16 fe80::/10 fc00::/7\n",
+        ]
+        let profiles = try FileManager.default.contentsOfDirectory(atPath: boardDirectory.path).filter { $0.hasSuffix(".toml") }.sorted()
+        XCTAssertEqual(profiles, expected.keys.sorted(), "every profile has its expectation")
+        for profile in profiles {
+            let printed = try runProcess(try tonearmd(), ["--config", boardDirectory.appendingPathComponent(profile).path, "--network-drop-in"])
+            assertExit(printed, 0)
+            let allow = expected[profile] ?? nil
+            if let allow {
+                XCTAssertTrue(printed.stdout.contains("[Service]\n") && printed.stdout.contains(allow), "\(profile): \(printed.stdout)")
+            } else {
+                XCTAssertFalse(printed.stdout.contains("[Service]"), "\(profile) listens on no TCP port: \(printed.stdout)")
+            }
             // An offline root holding the unit and the drop-in, as the install steps put them.
             let root = try TemporaryDirectory(prefix: "tonearm-unit")
             let system = root.file("etc/systemd/system")
             try FileManager.default.createDirectory(atPath: system + "/tonearmd.service.d", withIntermediateDirectories: true)
             try FileManager.default.copyItem(atPath: boardDirectory.appendingPathComponent("tonearmd.service").path,
                                              toPath: system + "/tonearmd.service")
-            try FileManager.default.copyItem(atPath: dropIns.appendingPathComponent(name).path,
-                                             toPath: system + "/tonearmd.service.d/mpd.conf")
+            XCTAssertTrue(FileManager.default.createFile(atPath: system + "/tonearmd.service.d/network.conf", contents: Data(printed.stdout.utf8)))
             let result = try runProcess(try which("systemd-analyze"),
                                         ["security", "--offline=yes", "--root=" + root.path, "--threshold=30", "--no-pager", "tonearmd.service"],
                                         timeout: 30)
@@ -80,12 +92,9 @@ final class BoardProfileTests: XCTestCase {
             let lines = result.stdout.split(separator: "\n")
             let overall = lines.first { $0.contains("Overall exposure level") }
             let score = overall.flatMap { line in line.split(separator: " ").compactMap { Double($0) }.first }
-            XCTAssertLessThanOrEqual(try XCTUnwrap(score, "\(name): \(result.stdout)"), 2.5, name)
-            XCTAssertTrue(lines.contains { $0.contains("✗ RestrictAddressFamilies=~AF_(INET|INET6)") }, "\(name) allows IP")
-        }
-        for profile in ["raspberry-pi-4.toml", "raspberry-pi-zero-2w-i2s-dac.toml"] {
-            let text = try String(contentsOfFile: boardDirectory.appendingPathComponent(profile).path, encoding: .utf8)
-            XCTAssertTrue(text.contains("bind = \"0.0.0.0\"") && text.contains("tonearmd.service.d/mpd-lan.conf"), profile)
+            XCTAssertLessThanOrEqual(try XCTUnwrap(score, "\(profile): \(result.stdout)"), allow == nil ? 1.0 : 2.5, profile)
+            XCTAssertEqual(lines.contains { $0.contains("✗ RestrictAddressFamilies=~AF_(INET|INET6)") }, allow != nil,
+                           "\(profile): IP allowed exactly when it listens on TCP")
         }
     }
 }
