@@ -96,13 +96,16 @@ public struct TagFilter: Sendable, Hashable {
     public var key: FilterKey
     public var value: String
     /// How this filter compares, when not as the query says (MPD's filter expressions mix
-    /// `==` and `contains`).
+    /// `==`, `contains`, `starts_with` and `=~`).
     public var matching: Matching?
+    /// Songs that do not match (MPD's `!=`, `!~` and `!`); songs without the tag are among them.
+    public var negated: Bool
 
-    public init(_ key: FilterKey, _ value: String, matching: Matching? = nil) {
+    public init(_ key: FilterKey, _ value: String, matching: Matching? = nil, negated: Bool = false) {
         self.key = key
         self.value = value
         self.matching = matching
+        self.negated = negated
     }
 }
 
@@ -111,6 +114,12 @@ public enum Matching: Sendable, Hashable {
     case exact
     /// A substring, ignoring case (`search`).
     case substring
+    /// The value's beginning: case-sensitively in a query that matches exactly, else ignoring
+    /// (ASCII) case.
+    case prefix
+    /// A POSIX extended regular expression found anywhere in the value: case-sensitively in a
+    /// query that matches exactly, else ignoring case.
+    case regularExpression
 }
 
 /// Songs that match every filter; `window` pages through them (in path order).

@@ -178,7 +178,16 @@ final class IndexCatalog: LibraryCatalog, @unchecked Sendable {
     static func condition(_ filters: [TagFilter], _ matching: Matching) throws(CommandFailure) -> (String, [SQLValue]) {
         var clauses = ["t.available = 1"]
         var values: [SQLValue] = []
+        // The filter says how much of a value it compares (the whole, a part, the beginning, a
+        // pattern); the query says whether case counts: not in a search (MPD's `search`), in
+        // everything else (`find`), whatever the filter's operator.
+        let folds = matching != .exact
         for filter in filters {
+            let before = clauses.count
+            defer {
+                // A negated filter: every song the clause it added leaves out.
+                if filter.negated, clauses.count == before + 1 { clauses[before] = "NOT (\(clauses[before]))" }
+            }
             switch (filter.key, filter.matching ?? matching) {
             case (.base, _):
                 let base = trimmed(filter.value)
@@ -186,16 +195,23 @@ final class IndexCatalog: LibraryCatalog, @unchecked Sendable {
                 clauses.append("(t.path LIKE ? ESCAPE '\\')")
                 values.append(.text(likeEscaped(base) + "/%"))
             case (.file, .exact):
-                clauses.append("t.path = ?")
+                clauses.append(folds ? "t.path = ? COLLATE NOCASE" : "t.path = ?")
                 values.append(.text(trimmed(filter.value)))
+            case (.file, .substring) where !folds:
+                clauses.append("instr(t.path, ?) > 0")
+                values.append(.text(filter.value))
             case (.file, .substring):
                 clauses.append("t.path LIKE ? ESCAPE '\\'")
                 values.append(.text("%" + likeEscaped(filter.value) + "%"))
             case (.tag(let tag), .exact):
-                clauses.append("t.id IN (SELECT track FROM tags WHERE tag = \(tag.index) AND value = ?)")
+                clauses.append("t.id IN (SELECT track FROM tags WHERE tag = \(tag.index) AND value = ?\(folds ? " COLLATE NOCASE" : ""))")
                 values.append(.text(filter.value))
             case (.anyTag, .exact):
-                clauses.append("t.id IN (SELECT track FROM tags WHERE value = ? AND own = 1)")
+                clauses.append("t.id IN (SELECT track FROM tags WHERE value = ?\(folds ? " COLLATE NOCASE" : "") AND own = 1)")
+                values.append(.text(filter.value))
+            case (.tag, .substring) where !folds, (.anyTag, .substring) where !folds:
+                // Case counts (MPD's find with contains): no index to help, but a find seldom asks.
+                clauses.append("t.id IN (SELECT track FROM tags WHERE \(scope(filter.key)) AND instr(value, ?) > 0)")
                 values.append(.text(filter.value))
             case (.tag(let tag), .substring):
                 if filter.value.unicodeScalars.count >= 3, IndexDatabase.searchedTags.contains(tag) {
@@ -212,9 +228,32 @@ final class IndexCatalog: LibraryCatalog, @unchecked Sendable {
             case (.anyTag, .substring):
                 clauses.append("t.id IN (SELECT track FROM tags WHERE own = 1 AND value LIKE ? ESCAPE '\\')")
                 values.append(.text("%" + likeEscaped(filter.value) + "%"))
+            case (.file, .prefix):
+                // substr counts characters (code points), as SQLite does.
+                clauses.append(folds ? "t.path LIKE ? ESCAPE '\\'" : "substr(t.path, 1, \(filter.value.unicodeScalars.count)) = ?")
+                values.append(.text(folds ? likeEscaped(filter.value) + "%" : filter.value))
+            case (.tag, .prefix), (.anyTag, .prefix):
+                let comparison = folds ? "value LIKE ? ESCAPE '\\'" : "substr(value, 1, \(filter.value.unicodeScalars.count)) = ?"
+                clauses.append("t.id IN (SELECT track FROM tags WHERE \(scope(filter.key)) AND \(comparison))")
+                values.append(.text(folds ? likeEscaped(filter.value) + "%" : filter.value))
+            case (_, .regularExpression) where Database.regularExpressionProblem(filter.value) != nil:
+                let problem = Database.regularExpressionProblem(filter.value) ?? ""
+                throw CommandFailure(.badArgument, "'\(filter.value)' is not a regular expression: \(problem)")
+            case (.file, .regularExpression):
+                clauses.append("\(folds ? "regexp_i" : "regexp")(?, t.path)")
+                values.append(.text(filter.value))
+            case (.tag, .regularExpression), (.anyTag, .regularExpression):
+                clauses.append("t.id IN (SELECT track FROM tags WHERE \(scope(filter.key)) AND \(folds ? "regexp_i" : "regexp")(?, value))")
+                values.append(.text(filter.value))
             }
         }
         return (clauses.joined(separator: " AND "), values)
+    }
+
+    /// Which rows of `tags` a filter on `key` looks at.
+    static func scope(_ key: FilterKey) -> String {
+        if case .tag(let tag) = key { return "tag = \(tag.index)" }
+        return "own = 1"
     }
 
     /// An FTS5 phrase: the text in double quotes, its own double quotes doubled.

@@ -392,7 +392,7 @@ final class MPDCommands {
             for (position, item) in items.enumerated() {
                 let path = uri(item.path)
                 let song = plane.catalog == nil ? nil : try librarySong(path)
-                if filters.allSatisfy({ MPDSong.matches($0, path: path, song: song, item.metadata, matching: $0.matching ?? matching) }) {
+                if filters.allSatisfy({ MPDSong.matches($0, path: path, song: song, item.metadata, matching: matching) }) {
                     found += try self.song(item, position: position, client)
                 }
             }

@@ -21,10 +21,12 @@ struct MPDFailure: Error {
 ///
 /// - Legacy pairs: `TAG VALUE [TAG VALUE…]`, the tag any of MPD's names (any case), `any`,
 ///   `file` or `base`.
-/// - Expressions, one argument each: `(TAG == 'VALUE')`, `(TAG contains 'VALUE')`,
-///   `(base 'DIR')`, `(file == 'PATH')`, and `(EXPR AND EXPR …)`. `==` compares exactly,
-///   `contains` ignores case. `!=`, `starts_with`, `=~`, `!~` and `!` are refused with a
-///   message that says so.
+/// - Expressions, one argument each: `(TAG == 'VALUE')`, `(TAG != 'VALUE')`,
+///   `(TAG contains 'VALUE')`, `(TAG starts_with 'VALUE')`, `(TAG =~ 'REGEX')`,
+///   `(TAG !~ 'REGEX')`, `(base 'DIR')`, `(file == 'PATH')`, `(!EXPR)` and
+///   `(EXPR AND EXPR …)`. `==` compares exactly, `contains` ignores case; `starts_with` and the
+///   regular expressions (POSIX extended, found anywhere in the value) ignore case in `search`
+///   and not in `find`, as MPD's do. A `!=` or a negation also matches songs without the tag.
 enum MPDFilter {
     /// Parses `arguments` into filters, stopping at `sort`, `window` or `group` (returned as
     /// the rest).
@@ -82,7 +84,15 @@ enum MPDFilter {
                     filters += try group()
                 }
             }
-            if peek == "!" { throw .argument("negated expressions ('!') are not supported") }
+            if peek == "!" {
+                at += 1
+                var inner = try group()
+                skipBlanks()
+                try expect(")")
+                guard inner.count == 1 else { throw .argument("negating expressions joined by AND is not supported") }
+                inner[0].negated.toggle()
+                return inner
+            }
             let name = word()
             guard let key = FilterKey(named: name) else { throw .argument("Unknown filter type: \(name)") }
             skipBlanks()
@@ -95,9 +105,11 @@ enum MPDFilter {
                 let value = try quoted()
                 switch operation {
                 case "==": filter = TagFilter(key, value, matching: .exact)
+                case "!=": filter = TagFilter(key, value, matching: .exact, negated: true)
                 case "contains": filter = TagFilter(key, value, matching: .substring)
-                case "!=", "starts_with", "=~", "!~", "eq_cs", "eq_ci":
-                    throw .argument("the operator '\(operation)' is not supported; use == or contains")
+                case "starts_with": filter = TagFilter(key, value, matching: .prefix)
+                case "=~": filter = TagFilter(key, value, matching: .regularExpression)
+                case "!~": filter = TagFilter(key, value, matching: .regularExpression, negated: true)
                 default:
                     throw .argument("Unknown filter operator: \(operation)")
                 }

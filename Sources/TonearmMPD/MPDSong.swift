@@ -47,9 +47,27 @@ enum MPDSong {
 
     /// Whether a queue song matches a filter (`playlistfind`, `playlistsearch`): by the index's
     /// tags when it has the file, else by the queue's metadata. AlbumArtist falls back to Artist.
+    /// The filter's operator says how much of a value it compares; `matching` (the command's:
+    /// `.exact` for playlistfind) whether case counts.
     static func matches(_ filter: TagFilter, path: String, song: LibrarySong?, _ metadata: TrackMetadata, matching: Matching) -> Bool {
-        func compare(_ value: String) -> Bool {
-            matching == .exact ? value == filter.value : value.lowercased().contains(filter.value.lowercased())
+        filter.negated != matchesPositively(filter, path: path, song: song, metadata, matching: matching)
+    }
+
+    private static func matchesPositively(_ filter: TagFilter, path: String, song: LibrarySong?, _ metadata: TrackMetadata,
+                                          matching: Matching) -> Bool {
+        let folds = matching != .exact
+        let wanted = folds ? filter.value.lowercased() : filter.value
+        let pattern = filter.matching == .regularExpression ? try? Regex(filter.value) : nil
+        func compare(_ raw: String) -> Bool {
+            let value = folds ? raw.lowercased() : raw
+            switch filter.matching ?? matching {
+            case .exact: return value == wanted
+            case .substring: return value.contains(wanted)
+            case .prefix: return value.hasPrefix(wanted)
+            case .regularExpression:
+                guard let pattern else { return false }
+                return (try? (folds ? pattern.ignoresCase() : pattern).firstMatch(in: raw)) != nil
+            }
         }
         let tags: [(tag: Tag, value: String)] = song?.tags ?? [
             (.artist, metadata.artist), (.album, metadata.album), (.albumArtist, metadata.albumArtist), (.title, metadata.title),

@@ -1,4 +1,7 @@
 import CSQLite
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// What SQLite refused: the database, the statement when there was one, SQLite's extended
 /// result code and its message.
@@ -61,6 +64,29 @@ public final class Database: @unchecked Sendable {
         handle = db
         sqlite3_extended_result_codes(db, 1)
         sqlite3_busy_timeout(db, busyMilliseconds)
+        Database.installRegularExpressions(db)
+    }
+
+    /// `value REGEXP pattern` (SQLite's operator calls `regexp(pattern, value)`) and
+    /// `regexp_i(pattern, value)`, ignoring case: POSIX extended regular expressions, matched
+    /// anywhere in the value. A pattern is compiled once per statement, not once per row.
+    private static func installRegularExpressions(_ db: OpaquePointer) {
+        for (name, flags) in [("regexp", REG_EXTENDED | REG_NOSUB), ("regexp_i", REG_EXTENDED | REG_NOSUB | REG_ICASE)] {
+            sqlite3_create_function_v2(db, name, 2, SQLITE_UTF8 | SQLITE_DETERMINISTIC,
+                                       UnsafeMutableRawPointer(bitPattern: Int(flags) + 1), regularExpressionMatch, nil, nil, nil)
+        }
+    }
+
+    /// Whether `regcomp` takes `pattern`, and why not: for a caller that checks a pattern before
+    /// it reaches a query.
+    public static func regularExpressionProblem(_ pattern: String, ignoringCase: Bool = false) -> String? {
+        var compiled = regex_t()
+        let status = regcomp(&compiled, pattern, REG_EXTENDED | REG_NOSUB | (ignoringCase ? REG_ICASE : 0))
+        defer { if status == 0 { regfree(&compiled) } }
+        guard status != 0 else { return nil }
+        var message = [CChar](repeating: 0, count: 256)
+        regerror(status, &compiled, &message, message.count)
+        return String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
     }
 
     deinit { sqlite3_close_v2(handle) }
@@ -196,5 +222,41 @@ public final class Statement {
         let count = Int(sqlite3_column_bytes(handle, column))
         guard count > 0, let bytes = sqlite3_column_blob(handle, column) else { return [] }
         return Array(UnsafeRawBufferPointer(start: bytes, count: count))
+    }
+}
+
+/// The `regexp` functions' body (see `Database.installRegularExpressions`).
+private let regularExpressionMatch: @convention(c) (OpaquePointer?, Int32, UnsafeMutablePointer<OpaquePointer?>?) -> Void = { context, _, arguments in
+    guard let context, let arguments else { return }
+    guard let value = sqlite3_value_text(arguments[1]) else {
+        sqlite3_result_int(context, 0)
+        return
+    }
+    var compiled = sqlite3_get_auxdata(context, 0)?.assumingMemoryBound(to: regex_t.self)
+    var owned = false
+    if compiled == nil {
+        guard let pattern = sqlite3_value_text(arguments[0]) else {
+            sqlite3_result_int(context, 0)
+            return
+        }
+        let flags = Int32(Int(bitPattern: sqlite3_user_data(context)) - 1)
+        let fresh = UnsafeMutablePointer<regex_t>.allocate(capacity: 1)
+        guard regcomp(fresh, UnsafeRawPointer(pattern).assumingMemoryBound(to: CChar.self), flags) == 0 else {
+            fresh.deallocate()
+            sqlite3_result_error(context, "invalid regular expression", -1)
+            return
+        }
+        compiled = fresh
+        owned = true
+    }
+    let matched = regexec(compiled!, UnsafeRawPointer(value).assumingMemoryBound(to: CChar.self), 0, nil, 0) == 0
+    sqlite3_result_int(context, matched ? 1 : 0)
+    // Kept for the statement's next rows; SQLite frees it (possibly at once) with the statement.
+    if owned {
+        sqlite3_set_auxdata(context, 0, compiled, { pointer in
+            guard let regex = pointer?.assumingMemoryBound(to: regex_t.self) else { return }
+            regfree(regex)
+            regex.deallocate()
+        })
     }
 }

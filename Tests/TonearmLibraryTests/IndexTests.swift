@@ -216,6 +216,38 @@ final class IndexTests: XCTestCase {
         XCTAssertEqual(try count("Abbey Road"), 1)
     }
 
+    /// Every comparison a filter can make, with case counting in a find and not in a search,
+    /// negation taking in songs without the tag, and a bad pattern refused with its reason.
+    func testFiltersCompareWholeValuesPartsBeginningsAndPatterns() throws {
+        try writeTree()
+        let (index, _) = try makeIndex()
+        try scan(index)
+        let catalog = index.catalog
+        let all = try paths(catalog, [], .exact)
+        func check(_ filter: TagFilter, _ matching: Matching, _ expected: [String], line: UInt = #line) throws {
+            XCTAssertEqual(try paths(catalog, [filter], matching), expected, "\(filter) \(matching)", line: line)
+            var negated = filter
+            negated.negated.toggle()
+            XCTAssertEqual(try paths(catalog, [negated], matching), all.filter { !expected.contains($0) }, "not \(filter)", line: line)
+        }
+        let abbey = try paths(catalog, [TagFilter(.tag(.album), "Abbey Road")], .exact)
+        XCTAssertEqual(abbey.count, 2)
+        try check(TagFilter(.tag(.album), "abbey road", matching: .exact), .exact, [])
+        try check(TagFilter(.tag(.album), "abbey road", matching: .exact), .substring, abbey)
+        try check(TagFilter(.tag(.album), "bey Ro", matching: .substring), .exact, abbey)
+        try check(TagFilter(.tag(.album), "bey ro", matching: .substring), .exact, [])
+        try check(TagFilter(.tag(.album), "Abb", matching: .prefix), .exact, abbey)
+        try check(TagFilter(.tag(.album), "abb", matching: .prefix), .exact, [])
+        try check(TagFilter(.tag(.album), "abb", matching: .prefix), .substring, abbey)
+        try check(TagFilter(.tag(.album), "^A[b]+ey R.ad$", matching: .regularExpression), .exact, abbey)
+        try check(TagFilter(.tag(.album), "ABBEY", matching: .regularExpression), .exact, [])
+        try check(TagFilter(.tag(.album), "ABBEY", matching: .regularExpression), .substring, abbey)
+        try check(TagFilter(.file, "^Beatles/", matching: .regularExpression), .exact, all.filter { $0.hasPrefix("Beatles/") })
+        XCTAssertThrowsError(try paths(catalog, [TagFilter(.tag(.album), "(", matching: .regularExpression)], .exact)) { error in
+            XCTAssertTrue("\(error)".contains("'(' is not a regular expression"), "\(error)")
+        }
+    }
+
     func testFilesThatFailAreListedWithTheirReasonAndReadAgainOnlyOnceChanged() throws {
         try writeTree()
         try writeBytes(Array("not a flac file".utf8), to: music + "/Mix/broken.flac")

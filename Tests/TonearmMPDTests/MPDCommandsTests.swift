@@ -311,8 +311,18 @@ final class MPDCommandsTests: XCTestCase {
             TagFilter(.tag(.artist), "A 'B'", matching: .exact), TagFilter(.tag(.album), "y", matching: .substring),
             TagFilter(.base, "Dir"),
         ])
-        XCTAssertThrowsError(try MPDFilter.parse(["(artist != 'x')"]))
-        XCTAssertThrowsError(try MPDFilter.parse(["(!(artist == 'x'))"]))
+        let (operators, _) = try MPDFilter.parse([
+            "(artist != 'x')", "(!(artist == 'y'))", "(title starts_with 'Th')", "(title =~ '^T.o$')", "(title !~ 'x+')",
+            "(!(title !~ 'z'))",
+        ])
+        XCTAssertEqual(operators, [
+            TagFilter(.tag(.artist), "x", matching: .exact, negated: true), TagFilter(.tag(.artist), "y", matching: .exact, negated: true),
+            TagFilter(.tag(.title), "Th", matching: .prefix), TagFilter(.tag(.title), "^T.o$", matching: .regularExpression),
+            TagFilter(.tag(.title), "x+", matching: .regularExpression, negated: true),
+            TagFilter(.tag(.title), "z", matching: .regularExpression),
+        ])
+        XCTAssertThrowsError(try MPDFilter.parse(["(!((artist == 'x') AND (album == 'y')))"]), "negating an AND group")
+        XCTAssertThrowsError(try MPDFilter.parse(["(artist ~~ 'x')"]))
         XCTAssertThrowsError(try MPDFilter.parse(["(artist == 'x'"]))
         XCTAssertThrowsError(try MPDFilter.parse(["((artist == 'x') OR (album == 'y'))"]))
         XCTAssertThrowsError(try MPDFilter.parse(["colour", "red"]))
