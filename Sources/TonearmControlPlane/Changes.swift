@@ -15,6 +15,8 @@ public enum Subsystem: String, CaseIterable, Sendable, Hashable {
     case sessions
     case output
     case library
+    /// The stored playlists.
+    case storedPlaylists
 }
 
 /// What happened since a subscriber last looked: the subsystems that changed, every Now

@@ -29,9 +29,26 @@ public enum Command: Sendable, Equatable {
     /// How the player goes through the queue and how loud each item plays, beyond the command
     /// center's repeat and shuffle.
     case playerMode(PlayerModeChange)
+    /// Changes the stored playlists (the `.m3u` files of the playlist directory).
+    case playlist(PlaylistEdit)
     /// Turns the player's output (its ALSA device) off, closing the device so other programs
     /// may use it, or on again; MPD's output 0.
     case output(enabled: Bool)
+}
+
+/// Stored playlist edits. Entries are paths relative to the music directory (or URLs), as
+/// the playlist files hold them; positions are 0-based.
+public enum PlaylistEdit: Sendable, Equatable {
+    /// The queue, as a new playlist (`replacing` false: the name must be free).
+    case saveQueue(name: String, replacing: Bool)
+    /// Adds at `position` (the end when nil), making the playlist when there is none of that
+    /// name.
+    case add(name: String, entries: [String], at: Int?)
+    case clear(name: String)
+    case delete(name: String, positions: Range<Int>)
+    case move(name: String, from: Int, to: Int)
+    case rename(name: String, to: String)
+    case remove(name: String)
 }
 
 public enum PlayerModeChange: Sendable, Equatable {
@@ -172,6 +189,8 @@ public struct CommandFailure: Error, Sendable, Equatable, CustomStringConvertibl
         /// An argument is missing or out of range, or the rules refuse it.
         case badArgument
         case notFound
+        /// What was to be made is there already (a playlist of that name).
+        case exists
         /// Outside the music directory.
         case forbidden
         case notPlayable

@@ -159,6 +159,7 @@ extension Command: CustomStringConvertible {
         case .updateLibrary(let path): return path.map { "update \($0)" } ?? "update"
         case .session(let command): return "session \(command)"
         case .output(let enabled): return "output \(enabled ? "on" : "off")"
+        case .playlist(let edit): return "playlist \(edit)"
         case .playerMode(.single(let mode)): return "single \(mode.rawValue)"
         case .playerMode(.consume(let on)): return "consume \(on ? "on" : "off")"
         case .playerMode(.replayGain(let mode, let preamp, let missing)):

@@ -67,6 +67,8 @@ extension PlayerDaemon: ControlPlane {
             return session(sessionCommand, client: client)
         case .playerMode(let change):
             return playerMode(change)
+        case .playlist(let edit):
+            return playlist(edit)
         case .output(let enabled):
             guard enabled != engine.isOutputEnabled else { return CommandResult(status: .success) }
             engine.setOutputEnabled(enabled)
@@ -74,6 +76,59 @@ extension PlayerDaemon: ControlPlane {
             save()
             return CommandResult(status: .success)
         }
+    }
+
+    /// Changes a stored playlist; subscribers to `storedPlaylists` hear of it.
+    func playlist(_ edit: PlaylistEdit) -> CommandResult {
+        guard let directory = library?.playlists else {
+            return .failed(.unavailable, "there are no stored playlists: no playlist directory is configured ([library] playlist_dir)")
+        }
+        do throws(LibraryError) {
+            switch edit {
+            case .saveQueue(let name, let replacing):
+                let root = library?.root ?? ""
+                let entries = core.queue.map { item in
+                    item.path.hasPrefix(root + "/") ? String(item.path.dropFirst(root.count + 1)) : item.path
+                }
+                try directory.write(name, entries, replacing: replacing)
+            case .add(let name, let entries, let position):
+                var existing: [String] = []
+                do throws(LibraryError) {
+                    existing = try directory.read(name).entries
+                } catch {
+                    guard case .noSuchPlaylist = error else { throw error }
+                }
+                let at = position ?? existing.count
+                guard (0...existing.count).contains(at) else { throw .badPlaylistPosition(name, position: at, count: existing.count) }
+                existing.insert(contentsOf: entries, at: at)
+                try directory.write(name, existing)
+            case .clear(let name):
+                try directory.edit(name) { $0 = [] }
+            case .delete(let name, let positions):
+                try directory.edit(name) { (entries) throws(LibraryError) in
+                    guard positions.lowerBound >= 0, positions.upperBound <= entries.count, !positions.isEmpty else {
+                        throw .badPlaylistPosition(name, position: positions.upperBound > entries.count ? positions.upperBound - 1 : positions.lowerBound,
+                                                   count: entries.count)
+                    }
+                    entries.removeSubrange(positions)
+                }
+            case .move(let name, let from, let to):
+                try directory.edit(name) { (entries) throws(LibraryError) in
+                    for position in [from, to] where !entries.indices.contains(position) {
+                        throw .badPlaylistPosition(name, position: position, count: entries.count)
+                    }
+                    entries.insert(entries.remove(at: from), at: to)
+                }
+            case .rename(let name, let newName):
+                try directory.rename(name, to: newName)
+            case .remove(let name):
+                try directory.remove(name)
+            }
+        } catch {
+            return .failed(error.failureCode, error.description)
+        }
+        changes.subsystems.insert(.storedPlaylists)
+        return CommandResult(status: .success)
     }
 
     /// Single, consume and ReplayGain: the player's modes beyond the command center.
@@ -260,8 +315,11 @@ extension LibraryError {
         case .notFound: .notFound
         case .outsideMusicDirectory: .forbidden
         case .notPlayable: .notPlayable
+        case .noSuchPlaylist: .notFound
+        case .playlistExists: .exists
+        case .badPlaylistName, .badPlaylistPosition: .badArgument
         case .musicDirectoryUnavailable, .cannotAccess, .artworkUnavailable, .stateDirectoryUnavailable, .cannotSaveState,
-             .databaseUnavailable: .unavailable
+             .databaseUnavailable, .playlistsUnavailable: .unavailable
         }
     }
 }

@@ -188,6 +188,30 @@ enum FileSystem {
     }
 
     /// Writes all of `bytes`.
+    /// Replaces `name` in the directory open as `directory` with `bytes` so that a crash or a
+    /// power cut leaves the old file or the new one, never a mix: `temporary` is written and
+    /// fsynced, renamed over `name`, and the directory fsynced (the rename is what makes it
+    /// durable).
+    static func replace(_ name: String, in directory: Int32, temporary: String, with bytes: [UInt8], mode: mode_t) throws(SystemError) {
+        let fd = openat(directory, temporary, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, mode)
+        guard fd >= 0 else { throw SystemError() }
+        do throws(SystemError) {
+            try write(fd, bytes)
+            guard fsync(fd) == 0 else { throw SystemError() }
+        } catch {
+            close(fd)
+            unlinkat(directory, temporary, 0)
+            throw error
+        }
+        guard close(fd) == 0 else { throw SystemError() }
+        guard renameat(directory, temporary, directory, name) == 0 else {
+            let error = SystemError()
+            unlinkat(directory, temporary, 0)
+            throw error
+        }
+        guard fsync(directory) == 0 else { throw SystemError() }
+    }
+
     static func write(_ fd: Int32, _ bytes: [UInt8]) throws(SystemError) {
         var failure: SystemError?
         bytes.withUnsafeBytes { buffer in

@@ -8,10 +8,12 @@ import TonearmSQLite
 final class IndexCatalog: LibraryCatalog, @unchecked Sendable {
     private let db: Mutex<Database>
     private let path: String
+    private let playlists: PlaylistDirectory?
 
-    init(_ db: Database) {
+    init(_ db: Database, playlists: PlaylistDirectory? = nil) {
         path = db.path
         self.db = Mutex(db)
+        self.playlists = playlists
     }
 
     // MARK: LibraryCatalog
@@ -121,14 +123,11 @@ final class IndexCatalog: LibraryCatalog, @unchecked Sendable {
     }
 
     func storedPlaylists() throws(CommandFailure) -> [StoredPlaylist] {
-        try query { db throws(SQLiteError) -> [StoredPlaylist] in
-            var playlists: [StoredPlaylist] = []
-            try db.prepare("SELECT name, modified, entries FROM playlists ORDER BY name").rows([]) { row in
-                let entries = (row.text(2) ?? "").split(separator: "\n", omittingEmptySubsequences: true).map(String.init)
-                playlists.append(StoredPlaylist(name: row.text(0) ?? "", modified: row.integer(1), entries: entries))
-                return true
-            }
-            return playlists
+        guard let playlists else { return [] }
+        do throws(LibraryError) {
+            return try playlists.all()
+        } catch {
+            throw CommandFailure(.unavailable, error.description)
         }
     }
 

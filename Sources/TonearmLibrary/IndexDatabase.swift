@@ -13,8 +13,8 @@ import Glibc
 /// it when that is another (`sort`); `value_text` is the FTS5 trigram index that substring
 /// search uses for the tags people type (artist, album, title…): one row per distinct value, so
 /// an album's name is indexed once, not once per track; `failures` remembers files that could
-/// not be read, so a rescan reads them again only once they change; `playlists` holds the
-/// stored playlists.
+/// not be read, so a rescan reads them again only once they change. (Stored playlists are
+/// read from their files, `PlaylistDirectory`; the table that once copied them is dropped.)
 enum IndexDatabase {
     static let schemaVersion = 2
 
@@ -56,8 +56,7 @@ enum IndexDatabase {
         CREATE VIRTUAL TABLE IF NOT EXISTS value_text USING fts5(value, tag UNINDEXED, tokenize = 'trigram');
         CREATE TABLE IF NOT EXISTS failures(
             path TEXT PRIMARY KEY, size INTEGER NOT NULL, modified_ns INTEGER NOT NULL, reason TEXT NOT NULL);
-        CREATE TABLE IF NOT EXISTS playlists(
-            name TEXT PRIMARY KEY, modified INTEGER NOT NULL, entries TEXT NOT NULL);
+        DROP TABLE IF EXISTS playlists;
         """
 
     /// The index that finds tracks by tag value. A scan into an empty library drops it and

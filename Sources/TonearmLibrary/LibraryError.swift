@@ -20,6 +20,16 @@ public enum LibraryError: Error, CustomStringConvertible, Sendable, Equatable {
     case cannotSaveState(String, cause: String)
     /// The library's database cannot be opened or made.
     case databaseUnavailable(String, cause: String)
+    /// No stored playlist has the name.
+    case noSuchPlaylist(String)
+    /// A stored playlist has the name already (a save or rename must not overwrite it).
+    case playlistExists(String)
+    /// A name that cannot be a playlist's file name, and why.
+    case badPlaylistName(String, why: String)
+    /// A position outside the playlist.
+    case badPlaylistPosition(String, position: Int, count: Int)
+    /// The playlist directory is missing, not configured, or the file cannot be written.
+    case playlistsUnavailable(String, cause: String)
 
     public var description: String {
         switch self {
@@ -42,6 +52,16 @@ public enum LibraryError: Error, CustomStringConvertible, Sendable, Equatable {
             return "cannot save the player state to '\(path)': \(cause)"
         case .databaseUnavailable(let path, let cause):
             return "library database '\(path)' is unusable: \(cause)"
+        case .noSuchPlaylist(let name):
+            return "no stored playlist is named '\(name)'"
+        case .playlistExists(let name):
+            return "a stored playlist is named '\(name)' already"
+        case .badPlaylistName(let name, let why):
+            return "'\(name)' cannot name a playlist: \(why)"
+        case .badPlaylistPosition(let name, let position, let count):
+            return "playlist '\(name)' has no position \(position) (it holds \(count))"
+        case .playlistsUnavailable(let path, let cause):
+            return "stored playlists in '\(path)' are unavailable: \(cause)"
         }
     }
 }

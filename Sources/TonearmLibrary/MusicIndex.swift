@@ -69,7 +69,8 @@ public final class MusicIndex: Sendable {
             writer = try IndexDatabase.open(settings.databasePath) { aside, why in
                 log.warning("library database \(settings.databasePath) could not be used (\(why)); set aside as \(aside), a new one is made")
             }
-            reader = IndexCatalog(try IndexDatabase.reader(settings.databasePath))
+            reader = IndexCatalog(try IndexDatabase.reader(settings.databasePath),
+                                  playlists: settings.playlistDirectory.map(PlaylistDirectory.init(path:)))
         } catch {
             throw .databaseUnavailable(settings.databasePath, cause: error.description)
         }
@@ -112,6 +113,9 @@ public final class MusicIndex: Sendable {
         wakeup.post()
         return job
     }
+
+    /// The stored playlists' directory; nil when none is configured.
+    public var playlists: PlaylistDirectory? { settings.playlistDirectory.map(PlaylistDirectory.init(path:)) }
 
     /// What the scanner is doing or last did.
     public var progress: ScanProgress { state.withLock { $0.progress } }
@@ -156,7 +160,6 @@ public final class MusicIndex: Sendable {
             }
             do {
                 _ = try scan.run()
-                try storePlaylists(db)
                 try db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES('last_update', \(time(nil)))")
             } catch {
                 log.error("library scan of \(target.isEmpty ? root : root + "/" + target): \(error)")
@@ -177,27 +180,6 @@ public final class MusicIndex: Sendable {
                 log.info("library: \(figures.indexed) indexed, \(figures.unchanged) unchanged, \(figures.removed) removed, \(figures.failed) failed in \(target.isEmpty ? "the music directory" : target)")
             }
             notify()
-        }
-    }
-
-    /// The stored playlists, read again: `NAME.m3u` in the playlist directory.
-    private func storePlaylists(_ db: Database) throws(SQLiteError) {
-        guard let directory = settings.playlistDirectory, let listing = try? FileSystem.entries(directory) else { return }
-        var playlists: [(String, Int, String)] = []
-        for entry in listing where entry.name.lowercased().hasSuffix(".m3u") && !entry.name.hasPrefix(".") {
-            let path = directory + "/" + entry.name
-            guard let status = try? FileSystem.status(path), status.kind == .regular, status.size < 4 << 20,
-                  let fd = try? FileSystem.openForReading(path) else { continue }
-            defer { close(fd) }
-            let bytes = (try? FileSystem.read(fd, offset: 0, count: status.size)) ?? []
-            let lines = String(decoding: bytes, as: UTF8.self).split(whereSeparator: { $0 == "\n" || $0 == "\r\n" || $0 == "\r" })
-            let entries = lines.map { $0.trimmingCharacters() }.filter { !$0.isEmpty && !$0.hasPrefix("#") }
-            playlists.append((String(entry.name.dropLast(4)), status.modifiedSeconds, entries.joined(separator: "\n")))
-        }
-        try db.transaction { () throws(SQLiteError) in
-            try db.execute("DELETE FROM playlists")
-            let insert = try db.prepare("INSERT OR REPLACE INTO playlists(name, modified, entries) VALUES(?, ?, ?)")
-            for (name, modified, entries) in playlists { try insert.run(.text(name), .integer(modified), .text(entries)) }
         }
     }
 

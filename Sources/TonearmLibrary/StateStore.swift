@@ -149,18 +149,7 @@ public final class StateStore {
     }
 
     private func writeReplacing(_ bytes: [UInt8]) throws(SystemError) {
-        let fd = openat(directoryDescriptor, Self.temporaryName, O_WRONLY | O_CREAT | O_TRUNC | O_CLOEXEC, 0o640)
-        guard fd >= 0 else { throw SystemError() }
-        do throws(SystemError) {
-            try FileSystem.write(fd, bytes)
-            guard fsync(fd) == 0 else { throw SystemError() }
-        } catch {
-            close(fd)
-            throw error
-        }
-        guard close(fd) == 0 else { throw SystemError() }
-        guard renameat(directoryDescriptor, Self.temporaryName, directoryDescriptor, Self.fileName) == 0,
-              fsync(directoryDescriptor) == 0 else { throw SystemError() }
+        try FileSystem.replace(Self.fileName, in: directoryDescriptor, temporary: Self.temporaryName, with: bytes, mode: 0o640)
     }
 
     /// The stored record. Never throws: a file that cannot be trusted is moved aside. A

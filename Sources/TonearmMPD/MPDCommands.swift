@@ -51,10 +51,10 @@ final class MPDCommands {
         "findadd", "getvol", "idle", "list", "listall", "listallinfo", "listplaylist", "listplaylistinfo",
         "listplaylists", "load", "lsinfo", "mixrampdb", "mixrampdelay", "move", "moveid", "next", "noidle", "notcommands", "outputs",
         "password", "pause", "ping", "play", "playid", "playlist", "playlistid", "playlistinfo", "plchanges",
-        "playlistfind", "playlistsearch", "plchangesposid", "previous", "prio", "prioid", "rangeid", "random", "readpicture", "repeat", "replay_gain_mode", "replay_gain_status", "rescan", "search", "searchadd", "seek", "seekcur",
+        "playlistadd", "playlistclear", "playlistdelete", "playlistfind", "playlistmove", "playlistsearch", "plchangesposid", "previous", "prio", "prioid", "rangeid", "random", "readpicture", "rename", "repeat", "replay_gain_mode", "replay_gain_status", "rescan", "rm", "save", "search", "searchadd", "searchaddpl", "seek", "seekcur",
         "seekid", "setvol", "shuffle", "single", "stats", "status", "stop", "swap", "swapid", "tagtypes", "toggleoutput", "update", "urlhandlers",
         "volume",
-    ]
+    ].sorted()
 
     /// Songs read from the index at a time for `find` and `search`.
     static let pageSize = 1000
@@ -461,6 +461,49 @@ final class MPDCommands {
             guard !entries.isEmpty else { return "" }
             return try await send(.queue(.add(paths: try entries.map { (entry) throws(MPDFailure) in try absolute(entry) }, at: position)))
 
+        case "save":
+            try count(args, 1)
+            return try await playlist(.saveQueue(name: args[0], replacing: false), exists: "Playlist already exists")
+        case "playlistadd":
+            try count(args, 2...3)
+            let entries = try songsAt(args[1])
+            var position: Int?
+            if args.count > 2 {
+                guard let at = Int(args[2]), at >= 0 else { throw .argument("Number expected: \(args[2])") }
+                position = at
+            }
+            return try await playlist(.add(name: args[0], entries: entries, at: position))
+        case "searchaddpl":
+            guard args.count >= 2 else { throw .argument("too few arguments for \"searchaddpl\"") }
+            let (filters, rest) = try MPDFilter.parse(Array(args.dropFirst()))
+            guard !filters.isEmpty else { throw .argument("too few arguments for \"searchaddpl\"") }
+            guard rest.isEmpty else { throw .argument("unexpected arguments: \(rest.joined(separator: " "))") }
+            var entries: [String] = []
+            try query { (catalog) throws(CommandFailure) in
+                try catalog.songs(SongQuery(filters, matching: .substring)) { song in
+                    entries.append(song.path)
+                    return true
+                }
+            }
+            return try await playlist(.add(name: args[0], entries: entries, at: nil))
+        case "playlistclear":
+            try count(args, 1)
+            return try await playlist(.clear(name: args[0]))
+        case "playlistdelete":
+            try count(args, 2)
+            return try await playlist(.delete(name: args[0], positions: try MPDFilter.range(args[1])), position: "Bad song index")
+        case "playlistmove":
+            try count(args, 3)
+            guard let from = Int(args[1]), from >= 0 else { throw .argument("Number expected: \(args[1])") }
+            guard let to = Int(args[2]), to >= 0 else { throw .argument("Number expected: \(args[2])") }
+            return try await playlist(.move(name: args[0], from: from, to: to), position: "Bad range")
+        case "rename":
+            try count(args, 2)
+            return try await playlist(.rename(name: args[0], to: args[1]), exists: "Playlist exists already")
+        case "rm":
+            try count(args, 1)
+            return try await playlist(.remove(name: args[0]))
+
         // The library
         case "lsinfo":
             try count(args, 0...1)
@@ -646,6 +689,10 @@ final class MPDCommands {
         var out = listing.directories.map { "directory: \($0.path)\nLast-Modified: \(MPDSong.time($0.modified))\n" }.joined()
         for song in listing.songs { out += MPDSong.block(song, tags: client.tags) }
         out += listing.playlists.map { "playlist: \($0.path)\nLast-Modified: \(MPDSong.time($0.modified))\n" }.joined()
+        // The top also lists the stored playlists, as mpd does (mpc's lsplaylists reads them here).
+        if path.isEmpty, let stored = try? playlists() {
+            out += stored.map { "playlist: \($0.name)\nLast-Modified: \(MPDSong.time($0.modified))\n" }.joined()
+        }
         return out
     }
 
@@ -746,6 +793,37 @@ final class MPDCommands {
         } catch {
             throw MPDFailure(code(error), error.message)
         }
+    }
+
+    /// A stored playlist edit, its refusals worded as MPD words them.
+    private func playlist(_ edit: PlaylistEdit, exists: String = "Playlist already exists",
+                          position: String = "Bad song index") async throws(MPDFailure) -> String {
+        let result = await plane.send(.playlist(edit), from: source)
+        guard let failure = result.failure else { return "" }
+        switch failure.code {
+        case .notFound: throw MPDFailure(50, "No such playlist")
+        case .exists: throw MPDFailure(56, exists)
+        case .badArgument: throw .argument(failure.message.contains("cannot name a playlist") ? "Bad playlist name" : position)
+        default: throw MPDFailure(code(failure), failure.message)
+        }
+    }
+
+    /// The songs a URI names for a stored playlist: the song, or every song under a directory,
+    /// in path order.
+    private func songsAt(_ uri: String) throws(MPDFailure) -> [String] {
+        let path = trimmed(uri)
+        if let song = try librarySong(path) { return [song.path] }
+        var songs: [String] = []
+        if !path.isEmpty {
+            try query { (catalog) throws(CommandFailure) in
+                try catalog.songs(SongQuery([TagFilter(.base, path)], matching: .exact)) { song in
+                    songs.append(song.path)
+                    return true
+                }
+            }
+        }
+        guard !songs.isEmpty else { throw MPDFailure(50, "No such directory") }
+        return songs
     }
 
     private func storedPlaylist(_ name: String) throws(MPDFailure) -> StoredPlaylist {
@@ -877,6 +955,7 @@ final class MPDCommands {
         switch failure.code {
         case .badArgument: 2
         case .notFound: 50
+        case .exists: 56
         case .forbidden: 4
         default: 52
         }

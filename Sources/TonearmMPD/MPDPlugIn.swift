@@ -66,6 +66,7 @@ public final class MPDPlugIn: PlugIn {
                 case .options: names.insert("options")
                 case .queue: names.insert("playlist")
                 case .output: names.insert("output")
+                case .storedPlaylists: names.insert("stored_playlist")
                 case .library:
                     let now = await plane.snapshot().library
                     if now.scan.isScanning != last.library.scan.isScanning || now.scan.job != last.library.scan.job {

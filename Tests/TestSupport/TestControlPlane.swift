@@ -18,6 +18,7 @@ public final class TestControlPlane: ControlPlane {
         var snapshot: ControlState
         var snapshotsRead = 0
         var disabled: Set<CommandName> = []
+        var refusal: (@Sendable (Command) -> CommandFailure?)?
     }
 
     private let state: Mutex<State>
@@ -32,6 +33,7 @@ public final class TestControlPlane: ControlPlane {
         state.withLock { state in
             state.received.append(Received(command: command, source: source.name))
             if let name = command.name, state.disabled.contains(name) { return CommandResult(status: .disabled) }
+            if let failure = state.refusal?(command) { return CommandResult(status: .commandFailed, failure: failure) }
             return CommandResult(status: .success)
         }
     }
@@ -57,6 +59,9 @@ public final class TestControlPlane: ControlPlane {
 
     /// Commands with these names are refused as disabled from now on.
     public func disable(_ names: Set<CommandName>) { state.withLock { $0.disabled = names } }
+
+    /// Answers the commands `refuse` returns a failure for with that failure.
+    public func refuse(_ refuse: @escaping @Sendable (Command) -> CommandFailure?) { state.withLock { $0.refusal = refuse } }
 
     public var received: [Received] { state.withLock { $0.received } }
     public var commands: [Command] { received.map(\.command) }

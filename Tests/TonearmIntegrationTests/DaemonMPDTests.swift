@@ -58,7 +58,11 @@ final class DaemonMPDTests: XCTestCase {
         let music = world.path("music")
         try writeTree(music)
         let port = try freeTCPPort()
-        world.daemon.arguments = ["--music-dir", music, "--mpd-port", String(port)]
+        let playlists = world.path("playlists")
+        try FileManager.default.createDirectory(atPath: playlists, withIntermediateDirectories: true)
+        let profile = world.path("board.toml")
+        try "[library]\nplaylist_dir = \"\(playlists)\"\n".write(toFile: profile, atomically: true, encoding: .utf8)
+        world.daemon.arguments = ["--config", profile, "--music-dir", music, "--mpd-port", String(port)]
         try world.daemon.start()
         let mpc = MPC(port: port)
         _ = try waitFor(mpc, "volume", in: "status")
@@ -138,6 +142,19 @@ final class DaemonMPDTests: XCTestCase {
         let on = try world.waitForStatus(timeout: 10, "heard again") { $0.string("output") == "ok" && $0.double("rate") == 1 }
         XCTAssertEqual(on.object("device")?["state"] as? String, "open", jsonText(on))
         XCTAssertTrue(try mpc.run("outputs").contains("is enabled"))
+
+        // Stored playlists: saved from the queue into the playlist directory, which idle tells.
+        let stored = try mpc.start("idle", "stored_playlist")
+        sleepSeconds(0.3)
+        try mpc.run("save", "mine")
+        XCTAssertEqual(stored.wait(timeout: 5).stdout, "stored_playlist\n")
+        XCTAssertEqual(try mpc.run("lsplaylists"), "mine\n")
+        XCTAssertEqual(try mpc.run("playlist", "mine").split(separator: "\n").count, 3)
+        XCTAssertEqual(try String(contentsOfFile: playlists + "/mine.m3u", encoding: .utf8).split(separator: "\n").first,
+                       "Artist 1/Album 1-1/1.flac", "relative to the music directory, as mpd writes them")
+        XCTAssertThrowsError(try mpc.run("save", "mine"), "the name is taken")
+        try mpc.run("rm", "mine")
+        XCTAssertEqual(try mpc.run("lsplaylists"), "")
 
         // Pictures, in binary chunks: the cover file beside a song, and a song's own.
         let cover = try runProcess("/usr/bin/mpc", ["-h", "127.0.0.1", "-p", String(port), "albumart", "Artist 1/Album 1-1/2.flac"],

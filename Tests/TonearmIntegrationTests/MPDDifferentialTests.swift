@@ -42,6 +42,14 @@ final class MPDDifferentialTests: XCTestCase {
         "lsinfo \"no/such\"", "find", "list colour", "find colour red",
         "command_list_ok_begin\nping\nstatus\ncommand_list_end", "command_list_begin\nping\nfrobnicate\nping\ncommand_list_end",
         "tagtypes",
+        // Stored playlists.
+        "clear", "add \"Artist 1/Album 1-1\"", "save one", "save one", "listplaylist one", "listplaylistinfo one",
+        "playlistadd one \"Artist 2/Album 2-1/1.flac\"", "playlistadd one \"no/such.flac\"", "playlistmove one 0 2",
+        "listplaylist one", "playlistmove one 5 0", "playlistdelete one 1", "listplaylist one", "playlistdelete one 9",
+        "playlistdelete nope 0", "playlistclear nope", "rename one two", "rename nope x", "listplaylists", "lsinfo", "playlistclear two",
+        "listplaylist two", "playlistadd two \"Artist 2/Album 2-2\"", "playlistadd two \"Artist 1/Album 1-2/1.flac\" 0",
+        "listplaylist two", "searchaddpl three title \"song 1 of 2\"", "listplaylist three", "rename two three", "rm three",
+        "rm three", "save \"a/b\"", "listplaylist nope", "load two", "playlistinfo", "rm two", "clear", "listplaylists",
     ]
 
     /// Keys whose values differ between two servers by nature: ids, versions, clocks, dates.
@@ -141,7 +149,11 @@ final class MPDDifferentialTests: XCTestCase {
         }
 
         let port = try freeTCPPort()
-        world.daemon.arguments = ["--music-dir", music, "--mpd-port", String(port), "--no-initial-scan"]
+        let playlists = world.path("playlists")
+        try FileManager.default.createDirectory(atPath: playlists, withIntermediateDirectories: true)
+        let profile = world.path("board.toml")
+        try "[library]\nplaylist_dir = \"\(playlists)\"\n".write(toFile: profile, atomically: true, encoding: .utf8)
+        world.daemon.arguments = ["--config", profile, "--music-dir", music, "--mpd-port", String(port), "--no-initial-scan"]
         try world.daemon.start()
 
         var peers: [(name: String, connection: Connection)] = []
@@ -178,7 +190,9 @@ final class MPDDifferentialTests: XCTestCase {
             let word = request.split(separator: " ").first.map(String.init) ?? ""
             if ["lsinfo", "listall", "listallinfo", "list", "find", "search", "count", "playlistinfo", "playlist",
                 "plchangesposid", "currentsong", "playlistfind", "playlistsearch", "swap", "single", "consume",
-                "replay_gain_mode", "replay_gain_status", "crossfade", "prio", "disableoutput"].contains(word) && !request.contains("colour")
+                "replay_gain_mode", "replay_gain_status", "crossfade", "prio", "disableoutput", "save", "listplaylist",
+                "listplaylistinfo", "playlistadd", "playlistmove", "playlistdelete", "playlistclear", "rename", "rm",
+                "searchaddpl", "load", "listplaylists"].contains(word) && !request.contains("colour")
                 && !request.contains("no/such") && request != "find" && !request.contains("starts_with") {
                 mustMatch.append(shown)
             }

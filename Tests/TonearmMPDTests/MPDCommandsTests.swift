@@ -220,6 +220,38 @@ final class MPDCommandsTests: XCTestCase {
         XCTAssertTrue(info.contains("duration: 12.500") && info.contains("Time: 13"), "\(info)")
     }
 
+    /// Stored playlist edits become the control plane's, and its refusals MPD's words.
+    func testStoredPlaylistEditsAndTheirRefusals() async throws {
+        let plane = TestControlPlane(state())
+        try await expect(plane, ["save mix", "playlistclear mix", "playlistdelete mix 2", "playlistdelete mix 1:3",
+                                 "playlistmove mix 0 4", "rename mix other", "rm other"], ["OK"], list: true)
+        XCTAssertEqual(plane.commands, [
+            .playlist(.saveQueue(name: "mix", replacing: false)), .playlist(.clear(name: "mix")),
+            .playlist(.delete(name: "mix", positions: 2..<3)), .playlist(.delete(name: "mix", positions: 1..<3)),
+            .playlist(.move(name: "mix", from: 0, to: 4)), .playlist(.rename(name: "mix", to: "other")), .playlist(.remove(name: "other")),
+        ])
+        plane.refuse { command in
+            guard case .playlist(let edit) = command else { return nil }
+            switch edit {
+            case .saveQueue(let name, _) where name.contains("/"): return CommandFailure(.badArgument, "'\(name)' cannot name a playlist: it has a '/'")
+            case .saveQueue, .rename: return CommandFailure(.exists, "a stored playlist is named 'x' already")
+            case .remove: return CommandFailure(.notFound, "no stored playlist is named 'x'")
+            case .delete, .move: return CommandFailure(.badArgument, "playlist 'x' has no position 9 (it holds 2)")
+            default: return CommandFailure(.unavailable, "stored playlists in '/p' are unavailable: Read-only file system")
+            }
+        }
+        try await expect(plane, ["save x"], ["ACK [56@0] {save} Playlist already exists"])
+        try await expect(plane, ["rename x y"], ["ACK [56@0] {rename} Playlist exists already"])
+        try await expect(plane, ["rm x"], ["ACK [50@0] {rm} No such playlist"])
+        try await expect(plane, ["save a/b"], ["ACK [2@0] {save} Bad playlist name"])
+        try await expect(plane, ["playlistdelete x 9"], ["ACK [2@0] {playlistdelete} Bad song index"])
+        try await expect(plane, ["playlistmove x 9 0"], ["ACK [2@0] {playlistmove} Bad range"])
+        try await expect(plane, ["playlistclear x"],
+                         ["ACK [52@0] {playlistclear} stored playlists in '/p' are unavailable: Read-only file system"])
+        try await expect(plane, ["playlistmove x a 0"], ["ACK [2@0] {playlistmove} Number expected: a"])
+        try await expect(plane, ["searchaddpl x"], ["ACK [2@0] {searchaddpl} too few arguments for \"searchaddpl\""])
+    }
+
     func testOutputZeroIsThePlayersDevice() async throws {
         let plane = TestControlPlane(state())
         try await expect(plane, ["disableoutput 0", "enableoutput 0", "toggleoutput 0"], ["OK"], list: true)
