@@ -1,7 +1,8 @@
 extension DaemonConfig {
     /// `[output]`: the ALSA device and how the output thread drives it.
     public struct Output: Sendable, Equatable {
-        /// `device`: the ALSA PCM ("default", "hw:CARD=DAC", "plughw:1,0").
+        /// `device`: the ALSA PCM ("default", "hw:CARD=DAC", "plughw:1,0"), or "pipe:PATH", a
+        /// named pipe such as Snapcast's.
         public var device = "default"
         /// `period_frames`: frames per ALSA period, the unit the output thread writes.
         public var periodFrames = 256

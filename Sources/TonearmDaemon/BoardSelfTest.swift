@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import TonearmALSA
 import TonearmAudio
 import TonearmConfig
@@ -24,6 +27,16 @@ public enum BoardSelfTest {
     }
 
     static func alsa(_ output: DaemonConfig.Output) -> Finding {
+        if output.device.hasPrefix("pipe:") {
+            // A named pipe (Snapcast's pipe source): it must be there and be a FIFO.
+            let path = String(output.device.dropFirst(5))
+            var status = stat()
+            guard stat(path, &status) == 0 else {
+                return Finding(ok: false, text: "pipe '\(path)': \(String(cString: strerror(errno))) (snapserver makes it: source = pipe://\(path)?mode=create)")
+            }
+            guard status.st_mode & S_IFMT == S_IFIFO else { return Finding(ok: false, text: "pipe '\(path)': not a named pipe (FIFO)") }
+            return Finding(ok: true, text: "pipe '\(path)': a named pipe; written as S16_LE 48000 Hz 2 ch")
+        }
         let request = OutputRequest(stream: StreamFormat(sampleRate: 44100, channels: 2, bitsPerSample: 16),
                                     periodFrames: output.periodFrames, bufferFrames: output.bufferFrames)
         do {

@@ -227,7 +227,7 @@ public actor PlayerDaemon {
             }
             publish(core.engineOutputStalled(itemID: position?.itemID, at: position?.seconds, now: now))
         case .deviceReopened(let format):
-            logger.notice("ALSA PCM '\(settings.playback.device)' is back (\(format)); continuing")
+            logger.notice("\(settings.playback.device.hasPrefix("pipe:") ? "pipe" : "ALSA PCM") '\(settings.playback.device)' is back (\(format)); continuing")
         case .outputResumed(let position):
             publish(core.engineOutputResumed(itemID: position?.itemID, at: position?.seconds, now: now))
         case .underruns(let total):

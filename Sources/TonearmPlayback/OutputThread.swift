@@ -50,11 +50,11 @@ struct OutputThread {
     private enum Link {
         /// Not opened yet, or closed for a new format.
         case closed
-        case open(PCMDevice, DeviceFormat)
+        case open(any OutputDevice, DeviceFormat)
         /// Gone (an error, or no period for the stall timeout); reopened every reopen interval.
         case lost
 
-        var device: PCMDevice? { if case .open(let device, _) = self { device } else { nil } }
+        var device: (any OutputDevice)? { if case .open(let device, _) = self { device } else { nil } }
         var format: DeviceFormat? { if case .open(_, let format) = self { format } else { nil } }
     }
 
@@ -146,7 +146,7 @@ struct OutputThread {
     /// what is rendered is written at once, so a change of gain (duck, pause, volume) is heard
     /// one buffer after it is made — and writes what is pending of it.
     @inline(__always)
-    private mutating func renderAndWrite(_ device: PCMDevice, _ format: DeviceFormat) -> PCMDevice.WriteOutcome? {
+    private mutating func renderAndWrite(_ device: any OutputDevice, _ format: DeviceFormat) -> PCMDevice.WriteOutcome? {
         let timeout = engine.stallTimeout(format)
         if period.pending == 0 {
             if let outcome = device.waitForRoom(format.periodFrames, timeoutMilliseconds: timeout) { return outcome }
@@ -302,7 +302,7 @@ struct OutputThread {
         }
         guard link.device == nil, let wanted = request else { return false }
         do {
-            adopt(try PCMDevice(name: engine.options.device, request: wanted))
+            adopt(try engine.openOutputDevice(wanted))
             if case .interrupted = hearing {
                 engine.reopenCount.add(1, ordering: .releasing)
                 engine.announce()
@@ -317,7 +317,7 @@ struct OutputThread {
         return true
     }
 
-    private mutating func adopt(_ device: PCMDevice) {
+    private mutating func adopt(_ device: any OutputDevice) {
         let f = device.format
         if f.periodFrames * f.bytesPerFrame > period.bytes {
             period.buffer.deallocate()
@@ -341,7 +341,7 @@ struct OutputThread {
 
     /// Decides what the next period holds, and returns the device to write it to; nil when
     /// there is nothing to write now (the thread slept, or waited for the decoder).
-    private mutating func nextPeriod() -> (PCMDevice, DeviceFormat)? {
+    private mutating func nextPeriod() -> (any OutputDevice, DeviceFormat)? {
         let pauseWanted = engine.pauseRequested.load(ordering: .acquiring)
         engine.playerInput.gain = pauseWanted ? 0 : Float(bitPattern: engine.volumeBits.load(ordering: .relaxed))
 

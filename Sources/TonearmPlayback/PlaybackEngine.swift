@@ -126,11 +126,16 @@ public enum OutputInterruption: Sendable, CustomStringConvertible {
 
     public var description: String {
         switch self {
-        case .lost(let error): "ALSA PCM '\(error.device)' lost: \(error.reason)"
-        case .stalled(let device, let ms): "ALSA PCM '\(device)' stopped responding (no period in \(ms) ms)"
+        case .lost(let error): "\(Self.kind(error.device)) '\(error.device)' lost: \(error.reason)"
+        case .stalled(let device, let ms): "\(Self.kind(device)) '\(device)' stopped responding (no period in \(ms) ms)"
         case .unavailable(let error): error.description
-        case .disabled(let device): "ALSA PCM '\(device)' is turned off"
+        case .disabled(let device): "\(Self.kind(device)) '\(device)' is turned off"
         }
+    }
+
+    /// What a device name names: a named pipe (`pipe:PATH`) or an ALSA PCM.
+    static func kind(_ device: String) -> String {
+        device.hasPrefix(PipeOutput.prefix) ? "pipe" : "ALSA PCM"
     }
 
     /// What the output is doing about it, in a few words for `status`.

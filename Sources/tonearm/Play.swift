@@ -30,7 +30,7 @@ struct Play: ParsableCommand {
             """
     )
 
-    @Option(name: .shortAndLong, help: ArgumentHelp("ALSA PCM: default, hw:CARD=x,DEV=0, plughw:…, or a name from an ALSA config.", valueName: "pcm"))
+    @Option(name: .shortAndLong, help: ArgumentHelp("ALSA PCM: default, hw:CARD=x,DEV=0, plughw:…, or a name from an ALSA config; or pipe:PATH, a named pipe (S16_LE 48 kHz stereo, paced by the clock).", valueName: "pcm"))
     var device = "default"
 
     @Option(help: ArgumentHelp("Frames per ALSA period.", valueName: "frames"))

@@ -50,7 +50,7 @@ struct Tonearmd: AsyncParsableCommand {
     @Option(name: .shortAndLong, help: ArgumentHelp("Board profile (TOML).", valueName: "file"))
     var config: String?
 
-    @Option(name: .shortAndLong, help: ArgumentHelp("ALSA PCM to play through.", valueName: "pcm"))
+    @Option(name: .shortAndLong, help: ArgumentHelp("ALSA PCM to play through, or pipe:PATH for a named pipe (Snapcast's pipe source: S16_LE 48 kHz stereo).", valueName: "pcm"))
     var device: String?
 
     @Option(help: ArgumentHelp("Control socket (default: $XDG_RUNTIME_DIR/tonearm.sock, or /run/tonearm/control.sock).", valueName: "path"))

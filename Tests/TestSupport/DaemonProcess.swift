@@ -241,7 +241,7 @@ public final class DaemonProcess: @unchecked Sendable {
     public let directory: String
     public let socketPath: String
     public let stateDirectory: String
-    public let device: String
+    public var device: String
     /// Added to the test process's environment (ALSA_CONFIG_PATH, JACK_DEFAULT_SERVER…).
     public let environment: [String: String]
     /// More tonearmd arguments (--config, --music-dir…).
