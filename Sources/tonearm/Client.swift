@@ -226,13 +226,9 @@ struct Repeat: ParsableCommand {
 struct Shuffle: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Turn shuffle on or off.")
     @OptionGroup var connection: Connection
-    @Argument(help: "on or off") var setting: String
+    @Argument(help: "on or off") var setting: OnOff
 
-    func validate() throws {
-        guard ["on", "off"].contains(setting) else { throw ValidationError("give on or off") }
-    }
-
-    func run() throws { try connection.transport("changeShuffleMode", [("on", .bool(setting == "on"))], said: "shuffle") }
+    func run() throws { try connection.transport("changeShuffleMode", [("on", .bool(setting == .on))], said: "shuffle") }
 }
 
 struct Single: ParsableCommand {
@@ -252,13 +248,9 @@ struct Single: ParsableCommand {
 struct Consume: ParsableCommand {
     static let configuration = CommandConfiguration(abstract: "Remove each track from the queue once it has played: on or off.")
     @OptionGroup var connection: Connection
-    @Argument(help: "on or off") var setting: String
+    @Argument(help: "on or off") var setting: OnOff
 
-    func validate() throws {
-        guard ["on", "off"].contains(setting) else { throw ValidationError("give on or off") }
-    }
-
-    func run() throws { try connection.transport("consume", [("on", .bool(setting == "on"))], said: "consume") }
+    func run() throws { try connection.transport("consume", [("on", .bool(setting == .on))], said: "consume") }
 }
 
 struct Output: ParsableCommand {
@@ -266,13 +258,9 @@ struct Output: ParsableCommand {
         abstract: "Turn the output on or off.",
         discussion: "off closes the ALSA device, so another program may use it; nothing is heard and the position holds until it is on again. Kept across restarts.")
     @OptionGroup var connection: Connection
-    @Argument(help: "on or off") var setting: String
+    @Argument(help: "on or off") var setting: OnOff
 
-    func validate() throws {
-        guard ["on", "off"].contains(setting) else { throw ValidationError("give on or off") }
-    }
-
-    func run() throws { try connection.transport("output", [("on", .bool(setting == "on"))], said: "output") }
+    func run() throws { try connection.transport("output", [("on", .bool(setting == .on))], said: "output") }
 }
 
 struct ReplayGainCommand: ParsableCommand {
@@ -411,3 +399,8 @@ func monotonicNow() -> Double {
 }
 
 func fflushStdout() { fflush(nil) }
+
+/// A switch's two positions, as the commands that turn something on or off take them.
+enum OnOff: String, CaseIterable, ExpressibleByArgument {
+    case on, off
+}

@@ -49,13 +49,9 @@ struct Mute: ParsableCommand {
         abstract: "Turn the mute input on or off.",
         discussion: "Like a phone's silent switch: on silences sessions in categories ambient and soloAmbient; playback, playAndRecord and the rest ignore it.")
     @OptionGroup var connection: Connection
-    @Argument(help: "on or off") var setting: String
+    @Argument(help: "on or off") var setting: OnOff
 
-    func validate() throws {
-        guard ["on", "off"].contains(setting) else { throw ValidationError("give on or off") }
-    }
-
-    func run() throws { try connection.send("mute", [("on", .bool(setting == "on"))]) }
+    func run() throws { try connection.send("mute", [("on", .bool(setting == .on))]) }
 }
 
 struct Announce: ParsableCommand {
