@@ -26,6 +26,7 @@ let package = Package(
         systemLibrary("CGPIOD", pkgConfig: "libgpiod", apt: "libgpiod-dev"),
         systemLibrary("CSoxr", pkgConfig: "soxr", apt: "libsoxr-dev"),
         systemLibrary("CSQLite", pkgConfig: "sqlite3", apt: "libsqlite3-dev"),
+        systemLibrary("CSystemd", pkgConfig: "libsystemd", apt: "libsystemd-dev"),
 
         // Threads, wake-ups, real-time priority and memory locks: POSIX wrapped once.
         .target(name: "TonearmSystem", dependencies: [.product(name: "SystemPackage", package: "swift-system")]),
@@ -98,6 +99,9 @@ let package = Package(
         .target(name: "TonearmConfig", dependencies: ["TonearmSession", "TonearmControlPlane", "TonearmAudio"]),
         // SQLite: a connection, prepared statements, one error type naming database and statement.
         .target(name: "TonearmSQLite", dependencies: ["CSQLite"]),
+        // D-Bus through sd-bus: a connection driven from its descriptor, objects answering
+        // method calls, signals; one error type naming the bus, the call and the reason.
+        .target(name: "TonearmDBus", dependencies: ["CSystemd"]),
         // Music on disk: directory scans in album order, confinement to the music directory,
         // cover files; the library's index (SQLite), its scanner and watcher; and the player
         // state that survives power loss.
@@ -206,6 +210,7 @@ let package = Package(
         ),
         .testTarget(name: "TonearmMPDTests", dependencies: ["TonearmMPD", "TonearmNetwork", "TonearmControlPlane", "TonearmPlayer", "TonearmAudio", "TestSupport"]),
         .testTarget(name: "TonearmLibraryTests", dependencies: ["TonearmLibrary", "TonearmSQLite", "TestSupport"]),
+        .testTarget(name: "TonearmDBusTests", dependencies: ["TonearmDBus", "TestSupport"]),
         .testTarget(name: "TonearmIntegrationTests", dependencies: ["TestSupport"]),
         .target(name: "TestSupport", dependencies: ["CFLAC", "TonearmControlPlane", "TonearmSession"], path: "Tests/TestSupport"),
     ],
