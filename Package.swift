@@ -102,6 +102,8 @@ let package = Package(
         // D-Bus through sd-bus: a connection driven from its descriptor, objects answering
         // method calls, signals; one error type naming the bus, the call and the reason.
         .target(name: "TonearmDBus", dependencies: ["CSystemd"]),
+        // MPRIS on D-Bus: a plug-in of the control plane.
+        .target(name: "TonearmMPRIS", dependencies: ["TonearmDBus", "TonearmControlPlane", "TonearmPlayer", "TonearmSystem"]),
         // Music on disk: directory scans in album order, confinement to the music directory,
         // cover files; the library's index (SQLite), its scanner and watcher; and the player
         // state that survives power loss.
@@ -143,7 +145,7 @@ let package = Package(
             name: "TonearmDaemon",
             dependencies: [
                 "TonearmPlayer", "TonearmPlayback", "TonearmALSA", "TonearmAudio", "TonearmControlPlane", "TonearmControlSocket", "TonearmNetwork", "TonearmLibrary",
-                "TonearmMPD", "TonearmConfig", "TonearmSystem", "TonearmSession", "TonearmBoard", "TonearmGPIO",
+                "TonearmMPD", "TonearmMPRIS", "TonearmConfig", "TonearmSystem", "TonearmSession", "TonearmBoard", "TonearmGPIO",
                 "TonearmInput", "TonearmSerial",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -211,6 +213,7 @@ let package = Package(
         .testTarget(name: "TonearmMPDTests", dependencies: ["TonearmMPD", "TonearmNetwork", "TonearmControlPlane", "TonearmPlayer", "TonearmAudio", "TestSupport"]),
         .testTarget(name: "TonearmLibraryTests", dependencies: ["TonearmLibrary", "TonearmSQLite", "TestSupport"]),
         .testTarget(name: "TonearmDBusTests", dependencies: ["TonearmDBus", "TestSupport"]),
+        .testTarget(name: "TonearmMPRISTests", dependencies: ["TonearmMPRIS", "TonearmDBus", "TonearmControlPlane", "TonearmPlayer"]),
         .testTarget(name: "TonearmIntegrationTests", dependencies: ["TestSupport"]),
         .target(name: "TestSupport", dependencies: ["CFLAC", "TonearmControlPlane", "TonearmSession"], path: "Tests/TestSupport"),
     ],

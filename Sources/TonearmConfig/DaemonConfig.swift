@@ -14,6 +14,8 @@ public struct DaemonConfig: Sendable, Equatable {
     public var library = Library()
     /// `[mpd]`
     public var mpd = MPD()
+    /// `[mpris]`
+    public var mpris = MPRIS()
     /// `[board]`
     public var board = Board()
     /// `[gpio]`
@@ -63,6 +65,7 @@ public struct DaemonConfig: Sendable, Equatable {
         player = try root.section(Player.self)
         library = try root.section(Library.self)
         mpd = try root.section(MPD.self)
+        mpris = try root.section(MPRIS.self)
         board = try root.section(Board.self)
         gpio = try root.section(GPIO.self)
         buttons = try root.sections(Button.self)
@@ -78,7 +81,7 @@ public struct DaemonConfig: Sendable, Equatable {
     /// Checks every range and rule again, for settings changed after loading (command-line
     /// overrides). Errors have no line: "output.period_frames must be between 16 and 65536, not 8".
     public func validate() throws(ConfigError) {
-        let sections: [any ConfigSection] = [output, daemon, player, library, mpd, board, gpio]
+        let sections: [any ConfigSection] = [output, daemon, player, library, mpd, mpris, board, gpio]
         for section in sections {
             try section.validate(ConfigCheck(name: type(of: section).tableName))
         }

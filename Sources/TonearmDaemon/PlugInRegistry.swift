@@ -5,6 +5,7 @@ import NIOCore
 import TonearmControlPlane
 import TonearmControlSocket
 import TonearmMPD
+import TonearmMPRIS
 import TonearmNetwork
 
 /// Every client the daemon runs, built from the profile: adding one is a new module, a line
@@ -16,6 +17,11 @@ public enum PlugInRegistry {
         var plugIns: [any PlugIn] = []
         plugIns.append(try ControlSocketPlugIn(path: settings.socketPath, group: group, log: log))
         if settings.profile.mpd.isEnabled { plugIns.append(mpd(settings, group: group)) }
+        switch settings.profile.mpris.bus {
+        case .session: plugIns.append(MPRISPlugIn(bus: .session, name: settings.profile.mpris.name))
+        case .system: plugIns.append(MPRISPlugIn(bus: .system, name: settings.profile.mpris.name))
+        case .off: break
+        }
         plugIns += try BoardSetup.plugIns(for: settings.profile)
         return plugIns
     }

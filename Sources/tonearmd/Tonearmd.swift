@@ -77,6 +77,9 @@ struct Tonearmd: AsyncParsableCommand {
     @Flag(help: "Print the systemd drop-in that lets the service use the network as far as the profile's TCP listeners need (none, this machine, or the local network), and exit.")
     var networkDropIn = false
 
+    @Option(help: ArgumentHelp("Publish Now Playing and take commands over MPRIS on D-Bus: session, system or off (default: [mpris] bus, off).", valueName: "bus"))
+    var mpris: DaemonConfig.MPRIS.Bus?
+
     @Flag(help: "Check the board profile and exit.")
     var check = false
 
@@ -106,6 +109,7 @@ struct Tonearmd: AsyncParsableCommand {
             if noInitialScan { profile.library.scanOnStart = false }
             if let mpdPort { profile.mpd.port = mpdPort }
             if let mpdBind { profile.mpd.bind = mpdBind }
+            if let mpris { profile.mpris.bus = mpris }
             try profile.validate()
             try BoardSetup.check(profile)
         } catch let error as BoardSetupError {
@@ -159,3 +163,5 @@ struct Tonearmd: AsyncParsableCommand {
         }
     }
 }
+
+extension DaemonConfig.MPRIS.Bus: ExpressibleByArgument {}

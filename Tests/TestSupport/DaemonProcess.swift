@@ -243,7 +243,7 @@ public final class DaemonProcess: @unchecked Sendable {
     public let stateDirectory: String
     public var device: String
     /// Added to the test process's environment (ALSA_CONFIG_PATH, JACK_DEFAULT_SERVER…).
-    public let environment: [String: String]
+    public var environment: [String: String]
     /// More tonearmd arguments (--config, --music-dir…).
     public var arguments: [String]
     public private(set) var process: RunningProcess?

@@ -155,6 +155,16 @@ final class DaemonConfigTests: XCTestCase {
                       "player.replay_gain_preamp must be between -15 and 15, not 20 (line 2)")
     }
 
+    func testTheMPRISSection() throws {
+        XCTAssertEqual(DaemonConfig().mpris.bus, .off)
+        let config = parse("[mpris]\nbus = \"session\"\nname = \"tonearm_2\"")
+        XCTAssertEqual(config.mpris.bus, .session)
+        XCTAssertEqual(config.mpris.name, "tonearm_2")
+        assertRefused("[mpris]\nname = \"2nd\"", .outOfRange,
+                      "mpris.name must be ASCII letters, digits and '_', not starting with a digit (line 2)")
+        XCTAssertNotNil(refusal("[mpris]\nbus = \"both\""))
+    }
+
     func testFullProfile() throws {
         let config = parse(Self.fullProfile)
         var expected = DaemonConfig()

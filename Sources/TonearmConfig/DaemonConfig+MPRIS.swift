@@ -1,0 +1,34 @@
+extension DaemonConfig {
+    /// `[mpris]`: Now Playing and the remote commands on D-Bus (MPRIS 2.2), for desktop shells,
+    /// playerctl and phones' desktop bridges.
+    public struct MPRIS: Sendable, Equatable {
+        public enum Bus: String, Sendable, CaseIterable, ConfigChoice {
+            case session, system, off
+        }
+
+        /// `bus`: which bus to publish on; off by default.
+        public var bus = Bus.off
+        /// `name`: the last part of the bus name (`org.mpris.MediaPlayer2.NAME`), for a second
+        /// instance.
+        public var name = "tonearm"
+
+        public init() {}
+    }
+}
+
+extension DaemonConfig.MPRIS: ConfigSection {
+    static let tableName = "mpris"
+
+    mutating func read(from table: inout ConfigTableReader) throws(ConfigError) {
+        try table.read("bus", into: &bus)
+        try table.read("name", into: &name)
+    }
+
+    func validate(_ check: ConfigCheck) throws(ConfigError) {
+        // A D-Bus name element: ASCII letters, digits and '_', not starting with a digit.
+        let bytes = Array(name.utf8)
+        let valid = !bytes.isEmpty && !(48...57).contains(bytes[0])
+            && bytes.allSatisfy { (65...90).contains($0) || (97...122).contains($0) || (48...57).contains($0) || $0 == 95 }
+        try check.require(valid, "name", "must be ASCII letters, digits and '_', not starting with a digit")
+    }
+}
