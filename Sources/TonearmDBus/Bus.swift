@@ -3,77 +3,61 @@ import Glibc
 #endif
 import CSystemd
 
-/// What a D-Bus call failed with: the bus, what was done, and sd-bus's reason.
+/// What a D-Bus call failed with: the bus, what was done, and the reason — sd-bus's errno, and
+/// the D-Bus error a peer answered with when it did.
 public struct DBusError: Error, CustomStringConvertible, Sendable, Equatable {
     public var bus: String
     public var operation: String
     /// A negative errno, as sd-bus returns it.
     public var code: Int32
+    /// The error's D-Bus name ("org.bluez.Error.NotSupported") and text, when a peer answered
+    /// with one.
+    public var name: String?
+    public var message: String?
 
-    public init(bus: String, operation: String, code: Int32) {
+    public init(bus: String, operation: String, code: Int32, name: String? = nil, message: String? = nil) {
         self.bus = bus
         self.operation = operation
         self.code = code
+        self.name = name
+        self.message = message
     }
 
-    public var description: String { "D-Bus \(bus): cannot \(operation): \(String(cString: strerror(-code)))" }
-}
-
-/// A value as D-Bus carries it, with the types MPRIS and BlueZ need.
-public indirect enum DBusValue: Equatable, Sendable {
-    case string(String)
-    case objectPath(String)
-    case boolean(Bool)
-    case int32(Int32)
-    case int64(Int64)
-    case uint32(UInt32)
-    case double(Double)
-    /// An array of `element`-typed values (the element's signature, e.g. "s").
-    case array(element: String, [DBusValue])
-    /// `a{sv}`: names and variants, in order.
-    case dictionary([(String, DBusValue)])
-    case variant(DBusValue)
-
-    /// The value's D-Bus signature.
-    public var signature: String {
-        switch self {
-        case .string: "s"
-        case .objectPath: "o"
-        case .boolean: "b"
-        case .int32: "i"
-        case .int64: "x"
-        case .uint32: "u"
-        case .double: "d"
-        case .array(let element, _): "a" + element
-        case .dictionary: "a{sv}"
-        case .variant: "v"
-        }
+    public var description: String {
+        let reason = name.map { name in message.map { "\($0) (\(name))" } ?? name } ?? String(cString: strerror(-code))
+        return "D-Bus \(bus): cannot \(operation): \(reason)"
     }
 
-    public static func == (a: DBusValue, b: DBusValue) -> Bool {
-        switch (a, b) {
-        case (.string(let x), .string(let y)), (.objectPath(let x), .objectPath(let y)): x == y
-        case (.boolean(let x), .boolean(let y)): x == y
-        case (.int32(let x), .int32(let y)): x == y
-        case (.int64(let x), .int64(let y)): x == y
-        case (.uint32(let x), .uint32(let y)): x == y
-        case (.double(let x), .double(let y)): x == y
-        case (.array(let e, let x), .array(let f, let y)): e == f && x == y
-        case (.dictionary(let x), .dictionary(let y)): x.count == y.count && zip(x, y).allSatisfy { $0.0 == $1.0 && $0.1 == $1.1 }
-        case (.variant(let x), .variant(let y)): x == y
-        default: false
-        }
+    /// The peer that was called is not on the bus.
+    public var isNoSuchPeer: Bool {
+        name == "org.freedesktop.DBus.Error.ServiceUnknown" || name == "org.freedesktop.DBus.Error.NameHasNoOwner"
     }
 }
 
-/// A method call on an object this connection serves.
-public struct DBusCall: Sendable {
+/// A message that arrived: a method call on an object this connection serves, or a signal it
+/// subscribed to.
+public struct DBusMessage: Sendable {
     public var interface: String
     public var member: String
     public var path: String
     public var sender: String
-    /// The arguments, as far as their types are among `DBusValue`'s.
+    /// The arguments, in order.
     public var arguments: [DBusValue]
+
+    public init(interface: String, member: String, path: String, sender: String, arguments: [DBusValue]) {
+        self.interface = interface
+        self.member = member
+        self.path = path
+        self.sender = sender
+        self.arguments = arguments
+    }
+
+    init(_ message: OpaquePointer) {
+        func text(_ pointer: UnsafePointer<CChar>?) -> String { pointer.map { String(cString: $0) } ?? "" }
+        self.init(interface: text(sd_bus_message_get_interface(message)), member: text(sd_bus_message_get_member(message)),
+                  path: text(sd_bus_message_get_path(message)), sender: text(sd_bus_message_get_sender(message)),
+                  arguments: DBusValue.read(message))
+    }
 }
 
 /// The answer to a call: values to return, or a D-Bus error by name.
@@ -88,16 +72,18 @@ public enum DBusReply: Sendable {
     public static let failed = "org.freedesktop.DBus.Error.Failed"
 }
 
-/// One connection to a bus (sd-bus), used from one thread: it serves objects, owns names and
-/// sends signals, and is driven from its descriptor — the owner polls `descriptor` for
-/// `events` with at most `timeoutMilliseconds`, then calls `process()` — never on a timer.
+/// One connection to a bus (sd-bus), used from one thread: it serves objects, owns names, calls
+/// other peers, follows signals and sends its own. It is driven from its descriptor — the owner
+/// polls `descriptor` for `events` with at most `timeoutMilliseconds`, then calls `process()`,
+/// in which every handler and reply callback runs — never on a timer.
 public final class DBusConnection {
-    public typealias Handler = (DBusCall) -> DBusReply
+    public typealias Handler = (DBusMessage) -> DBusReply
 
     /// What the bus is, for errors: "session", "system", or the address.
     public let bus: String
     private var handle: OpaquePointer?
     private var handlers: [String: Handler] = [:]
+    private var subscriptions: [Subscription] = []
     private var slots: [OpaquePointer] = []
 
     public enum Bus: Sendable {
@@ -130,19 +116,50 @@ public final class DBusConnection {
     }
 
     deinit {
+        // The slots go first: they hold unretained pointers to this connection and its
+        // subscriptions. Pending calls' slots are the bus's; closing it releases them.
         for slot in slots { sd_bus_slot_unref(slot) }
         if let handle { sd_bus_flush_close_unref(handle) }
     }
 
-    /// Asks for a well-known name, failing when another connection owns it.
-    public func requestName(_ name: String) throws(DBusError) {
-        let rc = sd_bus_request_name(handle, name, 0)
+    /// This connection's unique name (":1.42").
+    public var uniqueName: String {
+        var name: UnsafePointer<CChar>?
+        guard sd_bus_get_unique_name(handle, &name) >= 0, let name else { return "" }
+        return String(cString: name)
+    }
+
+    // MARK: Names
+
+    public enum NameRequest: Sendable, Equatable {
+        case owned
+        /// Another connection owns it; this one is next in line (`NameAcquired` tells when).
+        case queued(ownerPID: Int32?)
+    }
+
+    /// Asks for a well-known name. With `queue`, a name another connection owns is waited for
+    /// in the bus's queue; without, that fails.
+    @discardableResult
+    public func requestName(_ name: String, queue: Bool = false) throws(DBusError) -> NameRequest {
+        let rc = sd_bus_request_name(handle, name, queue ? UInt64(SD_BUS_NAME_QUEUE) : 0)
         guard rc >= 0 else { throw DBusError(bus: bus, operation: "own the name \(name)", code: rc) }
+        return rc > 0 ? .owned : .queued(ownerPID: ownerPID(of: name))
     }
 
     public func releaseName(_ name: String) {
         sd_bus_release_name(handle, name)
     }
+
+    /// The process that owns `name`, when the bus says.
+    private func ownerPID(of name: String) -> Int32? {
+        var creds: OpaquePointer?
+        guard sd_bus_get_name_creds(handle, name, UInt64(SD_BUS_CREDS_PID), &creds) >= 0, let creds else { return nil }
+        defer { sd_bus_creds_unref(creds) }
+        var pid: pid_t = 0
+        return sd_bus_creds_get_pid(creds, &pid) >= 0 ? pid : nil
+    }
+
+    // MARK: Serving objects
 
     /// Serves every call to `path` with `handler` (the Properties and Introspectable
     /// interfaces included: the handler answers them).
@@ -161,12 +178,52 @@ public final class DBusConnection {
         var rc = sd_bus_message_new_signal(handle, &message, path, interface, member)
         guard rc >= 0, let message else { throw DBusError(bus: bus, operation: "make the signal \(member)", code: rc) }
         defer { sd_bus_message_unref(message) }
-        for argument in arguments {
-            rc = Self.append(argument, to: message)
-            guard rc >= 0 else { throw DBusError(bus: bus, operation: "write the signal \(member)", code: rc) }
-        }
+        rc = append(arguments, to: message)
+        guard rc >= 0 else { throw DBusError(bus: bus, operation: "write the signal \(member)", code: rc) }
         rc = sd_bus_send(handle, message, nil)
         guard rc >= 0 else { throw DBusError(bus: bus, operation: "send the signal \(member)", code: rc) }
+    }
+
+    // MARK: Other peers
+
+    /// Runs `handler` in `process()` for every message that matches `rule`, a D-Bus match rule
+    /// ("type='signal',interface='org.freedesktop.DBus.ObjectManager'"), for as long as the
+    /// connection lives.
+    public func subscribe(_ rule: String, _ handler: @escaping (DBusMessage) -> Void) throws(DBusError) {
+        let subscription = Subscription(handler)
+        var slot: OpaquePointer?
+        // Unretained: `subscriptions` keeps it, and the slot goes first (deinit).
+        let rc = sd_bus_add_match(handle, &slot, rule, matched, Unmanaged.passUnretained(subscription).toOpaque())
+        guard rc >= 0, let slot else { throw DBusError(bus: bus, operation: "follow \(rule)", code: rc) }
+        subscriptions.append(subscription)
+        slots.append(slot)
+    }
+
+    /// Calls `member` on `destination` without waiting: `reply` runs in `process()` with the
+    /// answer, the peer's error, or a timeout's (25 s, sd-bus's default). A peer that is not
+    /// on the bus is not started for the call unless `startsPeer`.
+    public func call(_ destination: String, _ path: String, _ interface: String, _ member: String, _ arguments: [DBusValue] = [],
+                     startsPeer: Bool = false, reply: @escaping (Result<[DBusValue], DBusError>) -> Void) throws(DBusError) {
+        let operation = "call \(destination) \(path) \(interface).\(member)"
+        var message: OpaquePointer?
+        var rc = sd_bus_message_new_method_call(handle, &message, destination, path, interface, member)
+        guard rc >= 0, let message else { throw DBusError(bus: bus, operation: operation, code: rc) }
+        defer { sd_bus_message_unref(message) }
+        rc = sd_bus_message_set_auto_start(message, startsPeer ? 1 : 0)
+        if rc >= 0 { rc = append(arguments, to: message) }
+        guard rc >= 0 else { throw DBusError(bus: bus, operation: operation, code: rc) }
+        let pending = PendingCall(bus: bus, operation: operation, reply)
+        var slot: OpaquePointer?
+        rc = sd_bus_call_async(handle, &slot, message, answered, Unmanaged.passRetained(pending).toOpaque(), 0)
+        guard rc >= 0, let slot else {
+            Unmanaged.passUnretained(pending).release()
+            throw DBusError(bus: bus, operation: operation, code: rc)
+        }
+        // The bus owns the slot now; it releases `pending` once the answer came or the
+        // connection closed.
+        sd_bus_slot_set_destroy_callback(slot, releasePending)
+        sd_bus_slot_set_floating(slot, 1)
+        sd_bus_slot_unref(slot)
     }
 
     // MARK: Driving it
@@ -204,17 +261,12 @@ public final class DBusConnection {
     fileprivate func handle(_ message: OpaquePointer) -> Int32 {
         let path = sd_bus_message_get_path(message).map { String(cString: $0) } ?? ""
         guard let handler = handlers[path] else { return 0 }
-        let call = DBusCall(interface: sd_bus_message_get_interface(message).map { String(cString: $0) } ?? "",
-                            member: sd_bus_message_get_member(message).map { String(cString: $0) } ?? "",
-                            path: path,
-                            sender: sd_bus_message_get_sender(message).map { String(cString: $0) } ?? "",
-                            arguments: Self.read(message))
-        switch handler(call) {
+        switch handler(DBusMessage(message)) {
         case .values(let values):
             var reply: OpaquePointer?
             guard sd_bus_message_new_method_return(message, &reply) >= 0, let reply else { return -ENOMEM }
             defer { sd_bus_message_unref(reply) }
-            for value in values where Self.append(value, to: reply) < 0 { return -EINVAL }
+            guard append(values, to: reply) >= 0 else { return -EINVAL }
             return sd_bus_send(handle, reply, nil) < 0 ? -EIO : 1
         case .error(let name, let text):
             var error = sd_bus_error(name: nil, message: nil, _need_free: 0)
@@ -224,79 +276,42 @@ public final class DBusConnection {
         }
     }
 
-    // MARK: Values
+    private func append(_ values: [DBusValue], to message: OpaquePointer) -> Int32 {
+        for value in values {
+            let rc = DBusValue.append(value, to: message)
+            if rc < 0 { return rc }
+        }
+        return 0
+    }
+}
 
-    static func append(_ value: DBusValue, to message: OpaquePointer) -> Int32 {
-        func basic<T>(_ type: Character, _ v: T) -> Int32 {
-            withUnsafePointer(to: v) { sd_bus_message_append_basic(message, CChar(type.asciiValue!), $0) }
-        }
-        switch value {
-        case .string(let s): return s.withCString { sd_bus_message_append_basic(message, CChar(UInt8(ascii: "s")), $0) }
-        case .objectPath(let s): return s.withCString { sd_bus_message_append_basic(message, CChar(UInt8(ascii: "o")), $0) }
-        case .boolean(let b): return basic("b", Int32(b ? 1 : 0))
-        case .int32(let v): return basic("i", v)
-        case .int64(let v): return basic("x", v)
-        case .uint32(let v): return basic("u", v)
-        case .double(let v): return basic("d", v)
-        case .array(let element, let items):
-            var rc = sd_bus_message_open_container(message, CChar(UInt8(ascii: "a")), element)
-            for item in items where rc >= 0 { rc = append(item, to: message) }
-            return rc < 0 ? rc : sd_bus_message_close_container(message)
-        case .dictionary(let entries):
-            var rc = sd_bus_message_open_container(message, CChar(UInt8(ascii: "a")), "{sv}")
-            for (key, item) in entries where rc >= 0 {
-                rc = sd_bus_message_open_container(message, CChar(UInt8(ascii: "e")), "sv")
-                if rc >= 0 { rc = append(.string(key), to: message) }
-                if rc >= 0 { rc = append(.variant(item), to: message) }
-                if rc >= 0 { rc = sd_bus_message_close_container(message) }
-            }
-            return rc < 0 ? rc : sd_bus_message_close_container(message)
-        case .variant(let inner):
-            var rc = sd_bus_message_open_container(message, CChar(UInt8(ascii: "v")), inner.signature)
-            if rc >= 0 { rc = append(inner, to: message) }
-            return rc < 0 ? rc : sd_bus_message_close_container(message)
-        }
+/// A match's handler, kept by its connection.
+private final class Subscription {
+    let handler: (DBusMessage) -> Void
+    init(_ handler: @escaping (DBusMessage) -> Void) { self.handler = handler }
+}
+
+/// A call waiting for its answer, kept alive by the bus's slot.
+private final class PendingCall {
+    let bus: String
+    let operation: String
+    let reply: (Result<[DBusValue], DBusError>) -> Void
+
+    init(bus: String, operation: String, _ reply: @escaping (Result<[DBusValue], DBusError>) -> Void) {
+        self.bus = bus
+        self.operation = operation
+        self.reply = reply
     }
 
-    /// The message's arguments from where it is read now, until one of a type not read here.
-    static func read(_ message: OpaquePointer) -> [DBusValue] {
-        var values: [DBusValue] = []
-        while let value = readOne(message) { values.append(value) }
-        return values
-    }
-
-    private static func readOne(_ message: OpaquePointer) -> DBusValue? {
-        var type: CChar = 0
-        var contents: UnsafePointer<CChar>?
-        guard sd_bus_message_peek_type(message, &type, &contents) > 0 else { return nil }
-        switch UInt8(bitPattern: type) {
-        case UInt8(ascii: "s"), UInt8(ascii: "o"):
-            var text: UnsafePointer<CChar>?
-            guard sd_bus_message_read_basic(message, type, &text) > 0, let text else { return nil }
-            return type == CChar(UInt8(ascii: "s")) ? .string(String(cString: text)) : .objectPath(String(cString: text))
-        case UInt8(ascii: "b"):
-            var v: Int32 = 0
-            return sd_bus_message_read_basic(message, type, &v) > 0 ? .boolean(v != 0) : nil
-        case UInt8(ascii: "i"):
-            var v: Int32 = 0
-            return sd_bus_message_read_basic(message, type, &v) > 0 ? .int32(v) : nil
-        case UInt8(ascii: "x"):
-            var v: Int64 = 0
-            return sd_bus_message_read_basic(message, type, &v) > 0 ? .int64(v) : nil
-        case UInt8(ascii: "u"):
-            var v: UInt32 = 0
-            return sd_bus_message_read_basic(message, type, &v) > 0 ? .uint32(v) : nil
-        case UInt8(ascii: "d"):
-            var v: Double = 0
-            return sd_bus_message_read_basic(message, type, &v) > 0 ? .double(v) : nil
-        case UInt8(ascii: "v"):
-            guard let contents, sd_bus_message_enter_container(message, type, contents) > 0 else { return nil }
-            let inner = readOne(message)
-            sd_bus_message_exit_container(message)
-            return inner.map { .variant($0) }
-        default:
-            return nil
+    func answer(_ message: OpaquePointer) {
+        guard let error = sd_bus_message_get_error(message) else {
+            reply(.success(DBusValue.read(message)))
+            return
         }
+        let code = sd_bus_error_get_errno(error)
+        reply(.failure(DBusError(bus: bus, operation: operation, code: -(code == 0 ? EIO : code),
+                                 name: error.pointee.name.map { String(cString: $0) },
+                                 message: error.pointee.message.map { String(cString: $0) })))
     }
 }
 
@@ -304,4 +319,23 @@ public final class DBusConnection {
 private let dispatch: @convention(c) (OpaquePointer?, UnsafeMutableRawPointer?, UnsafeMutablePointer<sd_bus_error>?) -> Int32 = { message, userdata, _ in
     guard let message, let userdata else { return 0 }
     return Unmanaged<DBusConnection>.fromOpaque(userdata).takeUnretainedValue().handle(message)
+}
+
+/// sd-bus's entry for matched messages.
+private let matched: @convention(c) (OpaquePointer?, UnsafeMutableRawPointer?, UnsafeMutablePointer<sd_bus_error>?) -> Int32 = { message, userdata, _ in
+    guard let message, let userdata else { return 0 }
+    Unmanaged<Subscription>.fromOpaque(userdata).takeUnretainedValue().handler(DBusMessage(message))
+    return 0
+}
+
+/// sd-bus's entry for answers to calls (a synthesized error when the connection closes first).
+private let answered: @convention(c) (OpaquePointer?, UnsafeMutableRawPointer?, UnsafeMutablePointer<sd_bus_error>?) -> Int32 = { message, userdata, _ in
+    guard let message, let userdata else { return 0 }
+    Unmanaged<PendingCall>.fromOpaque(userdata).takeUnretainedValue().answer(message)
+    return 0
+}
+
+private let releasePending: @convention(c) (UnsafeMutableRawPointer?) -> Void = { userdata in
+    guard let userdata else { return }
+    Unmanaged<PendingCall>.fromOpaque(userdata).release()
 }

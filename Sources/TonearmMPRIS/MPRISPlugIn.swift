@@ -129,7 +129,7 @@ public struct MPRISPlugIn: PlugIn {
     }
 
     /// One call to the MPRIS object.
-    private static func answer(_ call: DBusCall, shared: Shared, plane: any ControlPlane) -> DBusReply {
+    private static func answer(_ call: DBusMessage, shared: Shared, plane: any ControlPlane) -> DBusReply {
         let state = shared.published.withLock { $0.state }
         switch (call.interface, call.member) {
         case ("org.freedesktop.DBus.Introspectable", "Introspect"):

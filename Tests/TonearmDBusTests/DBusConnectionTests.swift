@@ -51,7 +51,7 @@ final class DBusConnectionTests: XCTestCase {
     func testCallsAreAnsweredWithTypedValuesAndErrorsByName() throws {
         let connection = try DBusConnection(.address(address))
         try connection.requestName("org.tonearm.Test")
-        let seen = Box<[DBusCall]>([])
+        let seen = Box<[DBusMessage]>([])
         try connection.serve("/org/tonearm/Test") { call in
             seen.value.withLock { $0.append(call) }
             switch call.member {
@@ -114,6 +114,103 @@ final class DBusConnectionTests: XCTestCase {
         }
         XCTAssertTrue(heard, (try? String(contentsOfFile: directory.file("monitor"), encoding: .utf8)) ?? "")
     }
+
+    /// Processes both connections on this thread until `done` (at most 10 s); false on timeout.
+    private func pump(_ connections: [DBusConnection], until done: () -> Bool) -> Bool {
+        let deadline = monotonicSeconds() + 10
+        while !done() {
+            guard monotonicSeconds() < deadline else { return false }
+            var fds = connections.map { pollfd(fd: $0.descriptor, events: $0.events, revents: 0) }
+            _ = poll(&fds, nfds_t(fds.count), 50)
+            for connection in connections { try? connection.process() }
+        }
+        return true
+    }
+
+    func testCallsToAnotherPeerAndItsSignalsWithEveryType() throws {
+        let server = try DBusConnection(.address(address))
+        try server.requestName("org.tonearm.Server")
+        // What BlueZ's GetManagedObjects answers: a{oa{sa{sv}}}, with the basic types in it.
+        let objects = DBusValue.array(element: "{oa{sa{sv}}}", [
+            .entry(.objectPath("/org/bluez/hci0"), .array(element: "{sa{sv}}", [
+                .entry(.string("org.bluez.Adapter1"), .dictionary([
+                    ("Address", .string("00:AA:01:00:00:23")), ("Class", .uint32(0x7c0000)), ("Powered", .boolean(true)),
+                    ("Appearance", .uint16(0x0340)), ("RSSI", .int16(-60)), ("TxPower", .byte(4)), ("Count", .uint64(1 << 40)),
+                    ("UUIDs", .array(element: "s", [.string("0000110e-0000-1000-8000-00805f9b34fb")])),
+                    ("Data", .array(element: "{qv}", [.entry(.uint16(76), .variant(.array(element: "y", [.byte(1), .byte(2)])))])),
+                    ("Pair", .structure([.int32(1), .string("two")])), ("Type", .signature("a{sv}")),
+                ])),
+                .entry(.string("org.bluez.Media1"), .dictionary([])),
+            ])),
+        ])
+        try server.serve("/org/tonearm/Server") { call in
+            switch call.member {
+            case "Objects": .values([objects])
+            case "Echo": .values(call.arguments)
+            default: .error(name: "org.tonearm.Error.Nope", message: "no \(call.member) here")
+            }
+        }
+        let client = try DBusConnection(.address(address))
+        let heard = Box<[DBusMessage]>([])
+        try client.subscribe("type='signal',interface='org.tonearm.Server',member='Changed'") { message in
+            heard.value.withLock { $0.append(message) }
+        }
+        let answers = Box<[String: Result<[DBusValue], DBusError>]>([:])
+        func ask(_ key: String, _ destination: String, _ member: String, _ arguments: [DBusValue] = []) throws {
+            try client.call(destination, "/org/tonearm/Server", "org.tonearm.Server", member, arguments) { result in
+                answers.value.withLock { $0[key] = result }
+            }
+        }
+        try ask("objects", "org.tonearm.Server", "Objects")
+        try ask("echo", "org.tonearm.Server", "Echo", [objects, .variant(.int64(-5)), .objectPath("/a")])
+        try ask("refused", "org.tonearm.Server", "Other")
+        try ask("nobody", "org.tonearm.Nobody", "Objects")
+        XCTAssertTrue(pump([server, client]) { answers.value.withLock { $0.count } == 4 }, "every call answered")
+        let got = answers.value.withLock { $0 }
+        XCTAssertEqual(try got["objects"]?.get(), [objects])
+        XCTAssertEqual(try got["echo"]?.get(), [objects, .variant(.int64(-5)), .objectPath("/a")])
+        XCTAssertEqual(AVRCPAdapters(in: try got["objects"]?.get().first), ["/org/bluez/hci0"])
+        guard case .failure(let refused)? = got["refused"], case .failure(let nobody)? = got["nobody"] else {
+            return XCTFail("\(got)")
+        }
+        XCTAssertEqual(refused.name, "org.tonearm.Error.Nope")
+        XCTAssertEqual(refused.description, "D-Bus \(address): cannot call org.tonearm.Server /org/tonearm/Server org.tonearm.Server.Other: no Other here (org.tonearm.Error.Nope)")
+        XCTAssertTrue(nobody.isNoSuchPeer, "\(nobody)")
+        XCTAssertFalse(refused.isNoSuchPeer)
+
+        try server.emit("/org/tonearm/Server", interface: "org.tonearm.Server", member: "Changed", [.string("x"), .uint32(3)])
+        try server.emit("/org/tonearm/Server", interface: "org.tonearm.Server", member: "Other", [])
+        server.flush()
+        XCTAssertTrue(pump([server, client]) { heard.value.withLock { !$0.isEmpty } })
+        let signal = heard.value.withLock { $0 }
+        XCTAssertEqual(signal.map(\.member), ["Changed"], "only what matched")
+        XCTAssertEqual(signal.first?.arguments, [.string("x"), .uint32(3)])
+        XCTAssertEqual(signal.first?.sender, server.uniqueName)
+        XCTAssertTrue(server.uniqueName.hasPrefix(":"))
+    }
+
+    func testANameOwnedElsewhereIsWaitedForInTheQueue() throws {
+        let first = try DBusConnection(.address(address))
+        XCTAssertEqual(try first.requestName("org.tonearm.Queue", queue: true), .owned)
+        let second = try DBusConnection(.address(address))
+        let acquired = Box(false)
+        try second.subscribe("type='signal',sender='org.freedesktop.DBus',member='NameAcquired',arg0='org.tonearm.Queue'") { _ in
+            acquired.value.withLock { $0 = true }
+        }
+        XCTAssertEqual(try second.requestName("org.tonearm.Queue", queue: true), .queued(ownerPID: getpid()), "the owner is this process")
+        try second.process()
+        XCTAssertFalse(acquired.value.withLock { $0 }, "not while the first holds it")
+        first.releaseName("org.tonearm.Queue")
+        XCTAssertTrue(pump([first, second]) { acquired.value.withLock { $0 } }, "the name passed to the next in line")
+        let owner = try busctl(["status", "org.tonearm.Queue"])
+        XCTAssertTrue(owner.stdout.contains("UniqueName=\(second.uniqueName)"), owner.stdout)
+    }
+}
+
+/// The adapters in a GetManagedObjects answer: the path keys whose interfaces hold Media1.
+private func AVRCPAdapters(in objects: DBusValue?) -> [String] {
+    guard let objects else { return [] }
+    return objects.keys.filter { objects[$0]?["org.bluez.Media1"] != nil }
 }
 
 /// A value closures on several threads share.
