@@ -375,7 +375,7 @@ public actor PlayerDaemon {
                               height: source.height ?? 0, byteCount: source.byteCount)
         }
         return TrackMetadata(title: track.title, artist: track.artist, album: track.album, albumArtist: track.albumArtist,
-                             trackNumber: track.trackNumber, discNumber: track.discNumber, duration: track.duration,
+                             trackNumber: track.trackNumber, discNumber: track.discNumber, genre: track.genre, duration: track.duration,
                              artwork: artwork)
     }
 }

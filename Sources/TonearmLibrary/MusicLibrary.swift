@@ -14,13 +14,14 @@ public struct LibraryTrack: Sendable, Equatable {
     public var albumArtist: String?
     public var trackNumber: Int?
     public var discNumber: Int?
+    public var genre: String?
     /// Seconds; nil when STREAMINFO does not give the length.
     public var duration: Double?
     public var artwork: ArtworkSource?
 
     public init(path: String, title: String? = nil, artist: String? = nil, album: String? = nil,
                 albumArtist: String? = nil, trackNumber: Int? = nil, discNumber: Int? = nil,
-                duration: Double? = nil, artwork: ArtworkSource? = nil) {
+                genre: String? = nil, duration: Double? = nil, artwork: ArtworkSource? = nil) {
         self.path = path
         self.title = title
         self.artist = artist
@@ -28,6 +29,7 @@ public struct LibraryTrack: Sendable, Equatable {
         self.albumArtist = albumArtist
         self.trackNumber = trackNumber
         self.discNumber = discNumber
+        self.genre = genre
         self.duration = duration
         self.artwork = artwork
     }
@@ -288,7 +290,7 @@ struct LibraryScan {
         }
         return LibraryTrack(
             path: path, title: info.title, artist: info.artist, album: info.album, albumArtist: info.albumArtist,
-            trackNumber: info.trackNumber, discNumber: info.discNumber, duration: info.duration,
+            trackNumber: info.trackNumber, discNumber: info.discNumber, genre: info.genre, duration: info.duration,
             artwork: artwork ?? coverFile(forTrackAt: path, directoryNames: directoryNames))
     }
 

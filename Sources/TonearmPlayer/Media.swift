@@ -24,6 +24,7 @@ public struct TrackMetadata: Sendable, Equatable {
     public var albumArtist: String?
     public var trackNumber: Int?
     public var discNumber: Int?
+    public var genre: String?
     /// Seconds; nil when unknown (a stream without a length).
     public var duration: Double?
     public var artwork: Artwork?
@@ -31,7 +32,7 @@ public struct TrackMetadata: Sendable, Equatable {
     public init(
         title: String? = nil, artist: String? = nil, album: String? = nil,
         albumArtist: String? = nil, trackNumber: Int? = nil, discNumber: Int? = nil,
-        duration: Double? = nil, artwork: Artwork? = nil
+        genre: String? = nil, duration: Double? = nil, artwork: Artwork? = nil
     ) {
         self.title = title
         self.artist = artist
@@ -39,6 +40,7 @@ public struct TrackMetadata: Sendable, Equatable {
         self.albumArtist = albumArtist
         self.trackNumber = trackNumber
         self.discNumber = discNumber
+        self.genre = genre
         self.duration = duration
         self.artwork = artwork
     }
