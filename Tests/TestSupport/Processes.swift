@@ -56,10 +56,8 @@ public final class RunningProcess: @unchecked Sendable {
         let scratch = NSTemporaryDirectory() + "tonearm-proc-\(getpid())-\(UUID().uuidString)"
         self.stdoutPath = stdoutPath ?? scratch + ".out"
         self.stderrPath = stderrPath ?? scratch + ".err"
-        _ = FileManager.default.createFile(atPath: self.stdoutPath, contents: nil)
-        if self.stderrPath != self.stdoutPath {
-            _ = FileManager.default.createFile(atPath: self.stderrPath, contents: nil)
-        }
+        Self.startAnew(self.stdoutPath)
+        if self.stderrPath != self.stdoutPath { Self.startAnew(self.stderrPath) }
         process.executableURL = URL(fileURLWithPath: resolved)
         process.arguments = arguments
         process.environment = ProcessInfo.processInfo.environment.merging(environment) { $1 }
@@ -75,6 +73,14 @@ public final class RunningProcess: @unchecked Sendable {
         } catch {
             throw TestSupportError("cannot start \(resolved): \(error)")
         }
+    }
+
+    /// Empties a log file, or makes it. Anything else (/dev/null, a FIFO) is left as it is:
+    /// `createFile` would replace it with a regular file.
+    private static func startAnew(_ path: String) {
+        var st = stat()
+        if stat(path, &st) == 0 && st.st_mode & S_IFMT != S_IFREG { return }
+        _ = FileManager.default.createFile(atPath: path, contents: nil)
     }
 
     private let ownsStdout: Bool
