@@ -103,7 +103,13 @@ let package = Package(
         // method calls, signals; one error type naming the bus, the call and the reason.
         .target(name: "TonearmDBus", dependencies: ["CSystemd"]),
         // MPRIS on D-Bus: a plug-in of the control plane.
-        .target(name: "TonearmMPRIS", dependencies: ["TonearmDBus", "TonearmControlPlane", "TonearmPlayer", "TonearmSystem"]),
+        .target(
+            name: "TonearmMPRIS",
+            dependencies: [
+                "TonearmDBus", "TonearmControlPlane", "TonearmPlayer", "TonearmSystem",
+                .product(name: "SystemPackage", package: "swift-system"),
+            ]
+        ),
         // Music on disk: directory scans in album order, confinement to the music directory,
         // cover files; the library's index (SQLite), its scanner and watcher; and the player
         // state that survives power loss.
@@ -213,7 +219,7 @@ let package = Package(
         .testTarget(name: "TonearmMPDTests", dependencies: ["TonearmMPD", "TonearmNetwork", "TonearmControlPlane", "TonearmPlayer", "TonearmAudio", "TestSupport"]),
         .testTarget(name: "TonearmLibraryTests", dependencies: ["TonearmLibrary", "TonearmSQLite", "TestSupport"]),
         .testTarget(name: "TonearmDBusTests", dependencies: ["TonearmDBus", "TestSupport"]),
-        .testTarget(name: "TonearmMPRISTests", dependencies: ["TonearmMPRIS", "TonearmDBus", "TonearmControlPlane", "TonearmPlayer"]),
+        .testTarget(name: "TonearmMPRISTests", dependencies: ["TonearmMPRIS", "TonearmDBus", "TonearmControlPlane", "TonearmPlayer", "TonearmSystem"]),
         .testTarget(name: "TonearmIntegrationTests", dependencies: ["TestSupport"]),
         .target(name: "TestSupport", dependencies: ["CFLAC", "TonearmControlPlane", "TonearmSession"], path: "Tests/TestSupport"),
     ],

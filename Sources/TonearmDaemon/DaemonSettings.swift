@@ -15,6 +15,8 @@ public struct DaemonSettings: Sendable {
     public var mixerCard = "default"
     public var socketPath: String
     public var stateDirectory: String
+    /// Files that live while the daemon runs (the covers MPRIS names by URL).
+    public var runtimeDirectory = Self.defaultRuntimeDirectory()
     public var musicDirectory: String?
     /// The library's index of the music directory; nil without one.
     public var library: MusicIndex.Settings? {
@@ -66,6 +68,14 @@ public struct DaemonSettings: Sendable {
     public static func defaultSocketPath() -> String {
         if let runtime = environment("XDG_RUNTIME_DIR"), !runtime.isEmpty { return runtime + "/tonearm.sock" }
         return "/run/tonearm/control.sock"
+    }
+
+    /// systemd's `RuntimeDirectory=` (`/run/tonearm`) for the service, `$XDG_RUNTIME_DIR/tonearm`
+    /// for a user, else `/run/tonearm`.
+    public static func defaultRuntimeDirectory() -> String {
+        if let runtime = environment("RUNTIME_DIRECTORY"), !runtime.isEmpty { return runtime }
+        if let runtime = environment("XDG_RUNTIME_DIR"), !runtime.isEmpty { return runtime + "/tonearm" }
+        return "/run/tonearm"
     }
 
     /// `$XDG_STATE_HOME/tonearm`, `~/.local/state/tonearm`, or `/var/lib/tonearm` for the service.

@@ -17,9 +17,11 @@ public enum PlugInRegistry {
         var plugIns: [any PlugIn] = []
         plugIns.append(try ControlSocketPlugIn(path: settings.socketPath, group: group, log: log))
         if settings.profile.mpd.isEnabled { plugIns.append(mpd(settings, group: group)) }
-        switch settings.profile.mpris.bus {
-        case .session: plugIns.append(MPRISPlugIn(bus: .session, name: settings.profile.mpris.name))
-        case .system: plugIns.append(MPRISPlugIn(bus: .system, name: settings.profile.mpris.name))
+        let mpris = settings.profile.mpris
+        let covers = settings.runtimeDirectory + "/covers-" + mpris.name
+        switch mpris.bus {
+        case .session: plugIns.append(MPRISPlugIn(bus: .session, name: mpris.name, coverDirectory: covers))
+        case .system: plugIns.append(MPRISPlugIn(bus: .system, name: mpris.name, coverDirectory: covers))
         case .off: break
         }
         plugIns += try BoardSetup.plugIns(for: settings.profile)

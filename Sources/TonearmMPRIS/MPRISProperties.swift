@@ -1,6 +1,7 @@
 import TonearmControlPlane
 import TonearmDBus
 import TonearmPlayer
+import TonearmSystem
 
 /// MPRIS 2.2's properties, from the control plane's published state: pure, so every mapping is
 /// tested without a bus.
@@ -11,18 +12,20 @@ enum MPRISProperties {
     /// An item's `mpris:trackid`: from its stable queue id.
     static let trackPrefix = "/org/tonearm/track/"
     static let noTrack = "/org/mpris/MediaPlayer2/TrackList/NoTrack"
+    static let identity = "Tonearm"
 
     static func rootProperties() -> [(String, DBusValue)] {
         [
             ("CanQuit", .boolean(false)), ("CanRaise", .boolean(false)), ("HasTrackList", .boolean(false)),
-            ("Identity", .string("Tonearm")), ("DesktopEntry", .string("tonearm")),
+            ("Identity", .string(identity)), ("DesktopEntry", .string("tonearm")),
             ("SupportedUriSchemes", .array(element: "s", [.string("file")])),
             ("SupportedMimeTypes", .array(element: "s", [.string("audio/flac")])),
         ]
     }
 
     /// Every Player property but `Position`, which is computed when read and never signalled.
-    static func playerProperties(_ state: ControlState) -> [(String, DBusValue)] {
+    /// `artURL` is the current cover's file, when there is one.
+    static func playerProperties(_ state: ControlState, artURL: String? = nil) -> [(String, DBusValue)] {
         let enabled = { (command: RemoteCommand) in state.enabledCommands[command] ?? false }
         return [
             ("PlaybackStatus", .string(playbackStatus(state))),
@@ -30,7 +33,7 @@ enum MPRISProperties {
             ("Rate", .double(1)), ("MinimumRate", .double(1)), ("MaximumRate", .double(1)),
             ("Shuffle", .boolean(state.shuffle)),
             ("Volume", .double(state.volume / 100)),
-            ("Metadata", .dictionary(metadata(state))),
+            ("Metadata", .dictionary(metadata(state, artURL: artURL))),
             ("CanGoNext", .boolean(enabled(.nextTrack))),
             ("CanGoPrevious", .boolean(enabled(.previousTrack))),
             ("CanPlay", .boolean(enabled(.play))),
@@ -70,10 +73,12 @@ enum MPRISProperties {
         state.queue.currentItemID.map { trackPrefix + String($0) } ?? noTrack
     }
 
-    static func metadata(_ state: ControlState) -> [(String, DBusValue)] {
-        guard let id = state.queue.currentItemID, let item = state.queue.items.first(where: { $0.id == id }) else {
-            return [("mpris:trackid", .objectPath(noTrack))]
-        }
+    static func currentItem(_ state: ControlState) -> QueueItem? {
+        state.queue.currentItemID.flatMap { id in state.queue.items.first { $0.id == id } }
+    }
+
+    static func metadata(_ state: ControlState, artURL: String? = nil) -> [(String, DBusValue)] {
+        guard let item = currentItem(state) else { return [("mpris:trackid", .objectPath(noTrack))] }
         let info = item.metadata
         var out: [(String, DBusValue)] = [("mpris:trackid", .objectPath(trackID(state)))]
         if let duration = info.duration { out.append(("mpris:length", .int64(Int64((duration * 1_000_000).rounded())))) }
@@ -83,7 +88,9 @@ enum MPRISProperties {
         if let albumArtist = info.albumArtist { out.append(("xesam:albumArtist", .array(element: "s", [.string(albumArtist)]))) }
         if let track = info.trackNumber { out.append(("xesam:trackNumber", .int32(Int32(clamping: track)))) }
         if let disc = info.discNumber { out.append(("xesam:discNumber", .int32(Int32(clamping: disc)))) }
-        out.append(("xesam:url", .string("file://" + percentEncoded(item.path))))
+        if let genre = info.genre { out.append(("xesam:genre", .array(element: "s", [.string(genre)]))) }
+        out.append(("xesam:url", .string(fileURL(item.path))))
+        if let artURL { out.append(("mpris:artUrl", .string(artURL))) }
         return out
     }
 
@@ -97,19 +104,61 @@ enum MPRISProperties {
         new.filter { name, value in !old.contains { $0.0 == name && $0.1 == value } }
     }
 
-    /// A path as a file URL's: RFC 3986's unreserved characters and '/' stay, the rest is %XX.
-    static func percentEncoded(_ path: String) -> String {
-        var out = ""
-        for byte in path.utf8 {
+    /// A path as a file URL: RFC 3986's unreserved characters and '/' stay, every other byte of
+    /// the name as the kernel knows it is %XX.
+    static func fileURL(_ path: String) -> String {
+        let hex = Array("0123456789ABCDEF".utf8)
+        var out = Array("file://".utf8)
+        for byte in FileName.bytes(path) {
             switch byte {
             case UInt8(ascii: "a")...UInt8(ascii: "z"), UInt8(ascii: "A")...UInt8(ascii: "Z"), UInt8(ascii: "0")...UInt8(ascii: "9"),
                  UInt8(ascii: "-"), UInt8(ascii: "."), UInt8(ascii: "_"), UInt8(ascii: "~"), UInt8(ascii: "/"):
-                out.unicodeScalars.append(Unicode.Scalar(byte))
+                out.append(byte)
             default:
-                let hex = Array("0123456789ABCDEF")
-                out += "%" + String(hex[Int(byte >> 4)]) + String(hex[Int(byte & 15)])
+                out += [UInt8(ascii: "%"), hex[Int(byte >> 4)], hex[Int(byte & 15)]]
             }
         }
-        return out
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// The path a `file:` URL names (`file:///a%20b`, `file://localhost/a`, `file:/a`), or nil
+    /// for another scheme, a remote host, a relative path or a bad escape.
+    static func filePath(_ url: String) -> String? {
+        let bytes = Array(url.utf8)
+        let scheme = Array("file:".utf8)
+        guard bytes.count > scheme.count, zip(bytes, scheme).allSatisfy({ ($0 | 0x20) == $1 || $0 == $1 }) else { return nil }
+        var rest = bytes[scheme.count...]
+        if rest.starts(with: "//".utf8) {
+            rest = rest.dropFirst(2)
+            let host = rest.prefix { $0 != UInt8(ascii: "/") }
+            guard host.isEmpty || String(decoding: host, as: UTF8.self).lowercased() == "localhost" else { return nil }
+            rest = rest.dropFirst(host.count)
+        }
+        guard rest.first == UInt8(ascii: "/") else { return nil }
+        var path: [UInt8] = []
+        var i = rest.startIndex
+        while i < rest.endIndex {
+            let byte = rest[i]
+            if byte == UInt8(ascii: "?") || byte == UInt8(ascii: "#") { return nil }
+            guard byte == UInt8(ascii: "%") else {
+                path.append(byte)
+                i += 1
+                continue
+            }
+            guard i + 2 < rest.endIndex, let high = hexValue(rest[i + 1]), let low = hexValue(rest[i + 2]) else { return nil }
+            path.append(high << 4 | low)
+            i += 3
+        }
+        guard !path.contains(0) else { return nil }
+        return FileName.string(path)
+    }
+
+    private static func hexValue(_ byte: UInt8) -> UInt8? {
+        switch byte {
+        case UInt8(ascii: "0")...UInt8(ascii: "9"): byte - UInt8(ascii: "0")
+        case UInt8(ascii: "a")...UInt8(ascii: "f"): byte - UInt8(ascii: "a") + 10
+        case UInt8(ascii: "A")...UInt8(ascii: "F"): byte - UInt8(ascii: "A") + 10
+        default: nil
+        }
     }
 }

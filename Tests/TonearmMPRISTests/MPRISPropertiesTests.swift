@@ -2,6 +2,7 @@ import TonearmControlPlane
 import TonearmDBus
 @testable import TonearmMPRIS
 import TonearmPlayer
+import TonearmSystem
 import XCTest
 
 /// The MPRIS properties from the published state, without a bus.
@@ -13,7 +14,8 @@ final class MPRISPropertiesTests: XCTestCase {
         state.queue = QueueState(version: 3, items: [
             QueueItem(id: 3, path: "/music/A/01.flac", metadata: TrackMetadata(title: "One")),
             QueueItem(id: 9, path: "/music/A b/ä.flac", metadata: TrackMetadata(
-                title: "Two", artist: "Ann", album: "A", albumArtist: "Ann & Co", trackNumber: 2, discNumber: 1, duration: 30)),
+                title: "Two", artist: "Ann", album: "A", albumArtist: "Ann & Co", trackNumber: 2, discNumber: 1, genre: "Jazz",
+                duration: 30)),
         ], currentItemID: 9, currentIndex: 1)
         state.volume = 42
         state.enabledCommands = [.nextTrack: false, .previousTrack: true, .play: true, .pause: true, .changePlaybackPosition: true]
@@ -50,7 +52,11 @@ final class MPRISPropertiesTests: XCTestCase {
         XCTAssertEqual(value("xesam:artist", m), .array(element: "s", [.string("Ann")]))
         XCTAssertEqual(value("xesam:albumArtist", m), .array(element: "s", [.string("Ann & Co")]))
         XCTAssertEqual(value("xesam:trackNumber", m), .int32(2))
+        XCTAssertEqual(value("xesam:genre", m), .array(element: "s", [.string("Jazz")]))
         XCTAssertEqual(value("xesam:url", m), .string("file:///music/A%20b/%C3%A4.flac"))
+        XCTAssertNil(value("mpris:artUrl", m), "no cover file")
+        let withCover = MPRISProperties.metadata(state(), artURL: "file:///run/tonearm/covers-tonearm/flac-1.jpg")
+        XCTAssertEqual(value("mpris:artUrl", withCover), .string("file:///run/tonearm/covers-tonearm/flac-1.jpg"))
         var none = state()
         none.queue.currentItemID = nil
         XCTAssertEqual(MPRISProperties.metadata(none).map(\.0), ["mpris:trackid"])
@@ -65,5 +71,26 @@ final class MPRISPropertiesTests: XCTestCase {
         let changed = MPRISProperties.changed(from: before, to: MPRISProperties.playerProperties(paused))
         XCTAssertEqual(changed.map(\.0), ["PlaybackStatus", "CanPause"])
         XCTAssertEqual(MPRISProperties.changed(from: before, to: before).count, 0)
+    }
+
+    func testFileURLsBothWays() {
+        // A name that is not UTF-8 (Latin-1 "é" = 0xE9) keeps its byte.
+        let latin1 = FileName.string([UInt8(ascii: "/"), UInt8(ascii: "m"), 0xE9, UInt8(ascii: "."), UInt8(ascii: "f")])
+        XCTAssertEqual(MPRISProperties.fileURL(latin1), "file:///m%E9.f")
+        for path in ["/music/A b/ä.flac", "/a/#?%/x.flac", latin1, "/"] {
+            XCTAssertEqual(MPRISProperties.filePath(MPRISProperties.fileURL(path)), path, path)
+        }
+        XCTAssertEqual(MPRISProperties.filePath("file://localhost/music/x.flac"), "/music/x.flac")
+        XCTAssertEqual(MPRISProperties.filePath("FILE:/music/x%2eflac"), "/music/x.flac")
+        for refused in ["http://host/x.flac", "file://otherhost/x.flac", "file:music/x.flac", "file:///x%2", "file:///x%zz",
+                        "file:///x%00y", "file:///x.flac?query", "/music/x.flac", "file:", ""] {
+            XCTAssertNil(MPRISProperties.filePath(refused), refused)
+        }
+    }
+
+    func testCoverFileNames() {
+        XCTAssertEqual(CoverFiles.fileName("flac-00ff", mimeType: "image/jpeg"), "flac-00ff.jpg")
+        XCTAssertEqual(CoverFiles.fileName("file-1", mimeType: "IMAGE/PNG"), "file-1.png")
+        XCTAssertEqual(CoverFiles.fileName("../x/é", mimeType: "image/x-weird"), "___x__.img", "nothing but a plain name")
     }
 }
