@@ -25,10 +25,13 @@ extension DaemonConfig.MPRIS: ConfigSection {
     }
 
     func validate(_ check: ConfigCheck) throws(ConfigError) {
-        // A D-Bus name element: ASCII letters, digits and '_', not starting with a digit.
-        let bytes = Array(name.utf8)
-        let valid = !bytes.isEmpty && !(48...57).contains(bytes[0])
-            && bytes.allSatisfy { (65...90).contains($0) || (97...122).contains($0) || (48...57).contains($0) || $0 == 95 }
-        try check.require(valid, "name", "must be ASCII letters, digits and '_', not starting with a digit")
+        // D-Bus name elements: ASCII letters, digits and '_', none empty or starting with a
+        // digit ("tonearm", or "tonearm.zone2" for a second instance, as MPRIS suggests).
+        let valid = name.split(separator: ".", omittingEmptySubsequences: false).allSatisfy { element in
+            let bytes = Array(element.utf8)
+            return !bytes.isEmpty && !(48...57).contains(bytes[0])
+                && bytes.allSatisfy { (65...90).contains($0) || (97...122).contains($0) || (48...57).contains($0) || $0 == 95 }
+        }
+        try check.require(valid, "name", "must be ASCII letters, digits and '_' (dots between parts), no part starting with a digit")
     }
 }

@@ -246,6 +246,9 @@ public final class DaemonProcess: @unchecked Sendable {
     public var environment: [String: String]
     /// More tonearmd arguments (--config, --music-dir…).
     public var arguments: [String]
+    /// A command tonearmd is started through, which execs it in its own process (setpriv, to
+    /// run it as another user); empty: started directly.
+    public var launcher: [String] = []
     public private(set) var process: RunningProcess?
     public private(set) var launches = 0
 
@@ -280,9 +283,9 @@ public final class DaemonProcess: @unchecked Sendable {
         // The MPD server is on by default at 6600: off unless the test asks for it, so daemons
         // of other tests (and a real mpd) never meet on the port.
         let mpd = arguments.contains("--mpd-port") ? [] : ["--mpd-port", "0"]
-        let child = try RunningProcess(try tonearmdBinary(),
-                                       ["--device", device, "--socket", socketPath, "--state-dir", stateDirectory] + mpd + arguments,
-                                       environment: environment, stdoutPath: log, stderrPath: log)
+        let command = launcher + [try tonearmdBinary(), "--device", device, "--socket", socketPath, "--state-dir", stateDirectory]
+            + mpd + arguments
+        let child = try RunningProcess(command[0], Array(command.dropFirst()), environment: environment, stdoutPath: log, stderrPath: log)
         process = child
         let deadline = monotonicSeconds() + timeout
         var lastError = "nothing tried"

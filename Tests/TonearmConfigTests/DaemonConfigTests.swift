@@ -160,8 +160,11 @@ final class DaemonConfigTests: XCTestCase {
         let config = parse("[mpris]\nbus = \"session\"\nname = \"tonearm_2\"")
         XCTAssertEqual(config.mpris.bus, .session)
         XCTAssertEqual(config.mpris.name, "tonearm_2")
-        assertRefused("[mpris]\nname = \"2nd\"", .outOfRange,
-                      "mpris.name must be ASCII letters, digits and '_', not starting with a digit (line 2)")
+        XCTAssertEqual(parse("[mpris]\nname = \"tonearm.zone2\"").mpris.name, "tonearm.zone2", "a second instance, as MPRIS suggests")
+        let rule = "must be ASCII letters, digits and '_' (dots between parts), no part starting with a digit (line 2)"
+        for bad in ["2nd", "tonearm.2", "tonearm..x", ".tonearm", "tonearm.", "tone-arm", ""] {
+            assertRefused("[mpris]\nname = \"\(bad)\"", .outOfRange, "mpris.name " + rule)
+        }
         XCTAssertNotNil(refusal("[mpris]\nbus = \"both\""))
     }
 

@@ -6,48 +6,221 @@ import XCTest
 import Glibc
 #endif
 
-/// MPRIS on a private session bus, driven by Debian's playerctl and read with busctl: each
-/// command checked against `tonearm status --json`, the properties against what plays.
+/// MPRIS on a private session bus and on a private system bus that has the policy file Board/
+/// ships, driven by Debian's playerctl and read with busctl: each command checked against
+/// `tonearm status --json`, every property's D-Bus type, what is signalled and when.
 final class DaemonMPRISTests: XCTestCase {
+    private static let name = "org.mpris.MediaPlayer2.tonearm"
+    private static let object = [name, "/org/mpris/MediaPlayer2"]
+    private static let player = "org.mpris.MediaPlayer2.Player"
+
     override func setUpWithError() throws {
         guard toolsAvailable("dbus-daemon", "busctl", "playerctl") else {
             throw XCTSkip("dbus-daemon, busctl and playerctl are not installed; run ./scripts/setup")
         }
-        try requirePacedDevice()
     }
 
-    func testPlayerctlDrivesThePlayerAndSeesNowPlaying() throws {
+    func testPlayerctlOnTheSessionBus() throws {
+        try requirePacedDevice()
         let world = try DaemonBench(start: false)
-        let socket = world.path("bus")
-        let address = "unix:path=" + socket
-        let bus = try RunningProcess("/usr/bin/dbus-daemon", ["--config-file=/usr/share/dbus-1/session.conf", "--nofork", "--address=" + address],
-                                     stdoutPath: world.path("bus.out"), stderrPath: world.path("bus.err"))
-        defer {
-            bus.send(SIGTERM)
-            bus.wait(timeout: 5)
-        }
-        XCTAssertTrue(waitUntil(timeout: 10) { FileManager.default.fileExists(atPath: socket) }, "the bus is up")
+        let address = "unix:path=" + world.path("bus")
+        let bus = try PrivateBus(address: address, config: "/usr/share/dbus-1/session.conf", log: world.path("bus"))
+        defer { bus.stop() }
         let music = world.path("music")
-        try FileManager.default.createDirectory(atPath: music, withIntermediateDirectories: true)
-        let first = try taggedFixture(1, seconds: 20).write(to: music + "/1.flac")
-        let second = try taggedFixture(2, seconds: 20).write(to: music + "/2.flac")
+        let tracks = try writeTracks(music)
         world.daemon.environment["DBUS_SESSION_BUS_ADDRESS"] = address
+        world.daemon.environment["XDG_RUNTIME_DIR"] = world.path("run")
+        try FileManager.default.createDirectory(atPath: world.path("run"), withIntermediateDirectories: true)
         world.daemon.arguments = ["--music-dir", music, "--mpris", "session"]
         try world.daemon.start()
-
         func playerctl(_ arguments: String...) throws -> ProcessResult {
             try runProcess("/usr/bin/playerctl", ["-p", "tonearm"] + arguments, environment: ["DBUS_SESSION_BUS_ADDRESS": address], timeout: 10)
         }
+        func busctl(_ arguments: [String]) throws -> ProcessResult {
+            try runProcess("/usr/bin/busctl", ["--address=" + address] + arguments, timeout: 10)
+        }
+        try checkPlayerctlDrives(world, tracks: tracks, playerctl: playerctl) { property, value in
+            let command = ["Volume": "volume", "LoopStatus": "loop", "Shuffle": "shuffle"][property] ?? property
+            return try runProcess("/usr/bin/playerctl", ["-p", "tonearm", command, value], environment: ["DBUS_SESSION_BUS_ADDRESS": address], timeout: 10)
+        }
+        try checkTypesAndRefusals(world, busctl: busctl)
+
+        // The cover: written once under the runtime directory, named by mpris:artUrl.
+        let art = try playerctl("metadata", "mpris:artUrl").stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        XCTAssertTrue(art.hasPrefix("file://" + world.path("run") + "/tonearm/covers-tonearm/flac-") && art.hasSuffix(".png"),
+                      "\(art)\n\(world.daemon.log)")
+        let cover = FileManager.default.contents(atPath: String(art.dropFirst("file://".count)))
+        XCTAssertEqual(cover.map { Array($0.prefix(8)) }, [0x89, 0x50, 0x4E, 0x47, 0x0D, 0x0A, 0x1A, 0x0A], "the embedded PNG, whole")
+        XCTAssertEqual(try playerctl("metadata", "xesam:genre").stdout, "Test Jazz\n")
+        XCTAssertEqual(try playerctl("metadata", "xesam:url").stdout, "file://" + tracks[0].replacingOccurrences(of: " ", with: "%20") + "\n")
+
+        // Published on events only: nothing in 10 s of steady playback, one signal for each
+        // event, and Seeked (not PropertiesChanged: no signalled property changes) for a seek.
+        let monitor = try BusMonitor(address: address, name: Self.name, log: world.path("monitor.json"))
+        defer { monitor.stop() }
+        sleepSeconds(10)
+        XCTAssertEqual(monitor.count("PropertiesChanged"), 0, "10 s of steady playback: \(monitor.signals())")
+        XCTAssertEqual(monitor.count("Seeked"), 0)
+        var changes = 0
+        func expectOne(_ what: String, containing text: String, _ act: () throws -> Void) throws {
+            try act()
+            XCTAssertTrue(waitUntil(timeout: 5) { monitor.count("PropertiesChanged") > changes }, "\(what) was signalled")
+            sleepSeconds(1)
+            let all = monitor.signals().filter { $0.contains("\"PropertiesChanged\"") }
+            XCTAssertEqual(all.count, changes + 1, "one PropertiesChanged for \(what): \(all.dropFirst(changes))")
+            XCTAssertTrue(all.last?.contains(text) ?? false, "\(what): \(all.last ?? "")")
+            XCTAssertFalse(all.last?.contains("\"Position\"") ?? true, "Position is never signalled")
+            changes = all.count
+        }
+        try expectOne("a pause", containing: "\"Paused\"") { XCTAssertEqual(try playerctl("pause").status, 0) }
+        try expectOne("play", containing: "\"Playing\"") { XCTAssertEqual(try playerctl("play").status, 0) }
+        try expectOne("a track change", containing: "Track 2") { XCTAssertEqual(try playerctl("next").status, 0) }
+        XCTAssertEqual(try playerctl("position", "7").status, 0)
+        XCTAssertTrue(waitUntil(timeout: 5) { monitor.count("Seeked") == 1 }, "the seek was signalled")
+        sleepSeconds(1)
+        XCTAssertEqual(monitor.count("Seeked"), 1, "one Seeked for one seek")
+        XCTAssertEqual(monitor.count("PropertiesChanged"), changes, "a seek changes no signalled property")
+        let seeked = monitor.signals().first { $0.contains("\"Seeked\"") } ?? ""
+        let position = Double(seeked.firstMatch(of: /"data":\[(\d+)\]/)?.1 ?? "") ?? -1
+        XCTAssertEqual(position / 1_000_000, 7, accuracy: 0.5, "Seeked carries the new position: \(seeked)")
+        XCTAssertEqual(try playerctl("position", "20+").status, 0, "a skip")
+        XCTAssertTrue(waitUntil(timeout: 5) { monitor.count("Seeked") == 2 }, "a skip is a seek too")
+
+        // OpenUri queues a file of the music directory and plays it; what it cannot play is
+        // refused, saying why, and changes nothing.
+        let queueLength = try world.statusJSON().int("queueCount") ?? 0
+        XCTAssertEqual(try playerctl("open", "file://" + tracks[0].replacingOccurrences(of: " ", with: "%20")).status, 0)
+        try world.waitForStatus(timeout: 10, "track 1 opened") {
+            $0.string("title") == "Track 1" && $0.string("state") == "playing" && $0.int("queueCount") == queueLength + 1
+        }
+        for (uri, reason) in [("http://example.com/a.flac", "only file:// URIs"), ("file:///etc/passwd", "outside the music directory"),
+                              ("file://" + tracks[0] + ".missing", "no such file")] {
+            let refused = try busctl(["call"] + Self.object + [Self.player, "OpenUri", "s", uri])
+            XCTAssertNotEqual(refused.status, 0, uri)
+            XCTAssertTrue(refused.stderr.contains(reason), "\(uri): \(refused.stderr)")
+        }
+        XCTAssertEqual(try world.statusJSON().int("queueCount"), queueLength + 1, "nothing more queued")
+
+        XCTAssertEqual(try playerctl("stop").status, 0)
+        XCTAssertEqual(try world.statusJSON().string("state"), "stopped")
+        XCTAssertTrue(world.daemon.isRunning)
+        world.daemon.terminate()
+        XCTAssertFalse(FileManager.default.fileExists(atPath: String(art.dropFirst("file://".count))), "the cover goes with the daemon")
+    }
+
+    func testTheSystemBusWithTheShippedPolicy() throws {
+        guard toolsAvailable("setpriv", "useradd", "flac"), getuid() == 0 else {
+            throw XCTSkip("needs root, setpriv, useradd and flac: the daemon runs as the service user")
+        }
+        let user = try ServiceUser("tonearm")
+        defer { user.remove() }
+        // A pipe as the device, drained: it keeps real time without a sound server.
+        let world = try DaemonBench(jack: false, device: "pipe:", start: false)
+        let directory = world.bench.directory.path
+        let fifo = world.path("room.fifo")
+        XCTAssertEqual(mkfifo(fifo, 0o666), 0)
+        let drain = try RunningProcess("/bin/dd", ["if=" + fifo, "of=/dev/null", "bs=65536", "status=none"])
+        defer {
+            drain.send(SIGKILL)
+            drain.wait(timeout: 5)
+        }
+        let tracks = try writeTracks(world.path("music"))
+        let address = "unix:path=" + world.path("system_bus_socket")
+        let config = world.path("system.conf")
+        try PrivateBus.systemConfig(listening: address, including: packageRoot + "/Board/tonearm-dbus.conf").write(toFile: config, atomically: true, encoding: .utf8)
+        var bus = try PrivateBus(address: address, config: config, log: world.path("system-bus"))
+        defer { bus.stop() }
+        try runChecked("/bin/chown", ["-R", "tonearm:tonearm", directory])
+        try runChecked("/bin/chmod", ["0755", directory])
+
+        // The daemon as root is not the service user: refused the name, saying what allows it.
+        let intruder = try DaemonProcess(directory: world.path("intruder"), device: "null",
+                                         environment: ["DBUS_SYSTEM_BUS_ADDRESS": address], arguments: ["--mpris", "system"], start: false)
+        try FileManager.default.createDirectory(atPath: intruder.directory, withIntermediateDirectories: true)
+        try intruder.start()
+        XCTAssertTrue(waitUntil(timeout: 10) { intruder.log.contains("Board/tonearm-dbus.conf in /etc/dbus-1/system.d") }, intruder.log)
+        XCTAssertTrue(intruder.log.contains("cannot own the name org.mpris.MediaPlayer2.tonearm: Permission denied"), intruder.log)
+        intruder.terminate()
+
+        world.daemon.device = "pipe:" + fifo
+        world.daemon.launcher = ["/usr/bin/setpriv", "--reuid=tonearm", "--regid=tonearm", "--clear-groups", "--"]
+        world.daemon.environment = ["DBUS_SYSTEM_BUS_ADDRESS": address, "XDG_RUNTIME_DIR": world.path("run")]
+        world.daemon.arguments = ["--music-dir", world.path("music"), "--mpris", "system"]
+        try world.daemon.start()
+
+        // Clients as another user, nobody: playerctl looks for players on the system bus too,
+        // from a session bus of its own.
+        let session = world.path("nobody")
+        try runChecked("/usr/bin/install", ["-d", "-o", "nobody", "-m", "0700", session])
+        let asNobody = ["/usr/bin/setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", "--"]
+        let sessionBus = try RunningProcess(asNobody[0], Array(asNobody.dropFirst()) + [
+            "/usr/bin/dbus-daemon", "--config-file=/usr/share/dbus-1/session.conf", "--nofork", "--address=unix:path=" + session + "/bus",
+        ], stdoutPath: world.path("nobody-bus.out"), stderrPath: world.path("nobody-bus.err"))
+        defer {
+            sessionBus.send(SIGTERM)
+            sessionBus.wait(timeout: 5)
+        }
+        XCTAssertTrue(waitUntil(timeout: 10) { FileManager.default.fileExists(atPath: session + "/bus") })
+        let environment = ["DBUS_SYSTEM_BUS_ADDRESS": address, "DBUS_SESSION_BUS_ADDRESS": "unix:path=" + session + "/bus", "HOME": session]
+        func playerctl(_ arguments: String...) throws -> ProcessResult {
+            try runProcess(asNobody[0], Array(asNobody.dropFirst()) + ["/usr/bin/playerctl", "-p", "tonearm"] + arguments,
+                           environment: environment, timeout: 10)
+        }
+        func busctl(_ arguments: [String]) throws -> ProcessResult {
+            try runProcess(asNobody[0], Array(asNobody.dropFirst()) + ["/usr/bin/busctl", "--address=" + address] + arguments, timeout: 10)
+        }
+        XCTAssertTrue(try waitUntil(timeout: 10) { try playerctl("status").status == 0 }, "tonearm on the system bus: \(world.daemon.log)")
+        let uid = try runChecked("/usr/bin/id", ["-u", "tonearm"]).stdout.trimmingCharacters(in: .whitespacesAndNewlines)
+        let owner = try runProcess("/usr/bin/busctl", ["--address=" + address, "status", Self.name], timeout: 10)
+        XCTAssertTrue(owner.stdout.contains("UID=\(uid)\n"), "owned by the service user: \(owner.stdout)")
+        // playerctl 2.4.1 sends its property changes (volume, loop, shuffle) over the session
+        // bus even for a player on the system bus: they go through busctl, as nobody too.
+        try checkPlayerctlDrives(world, tracks: tracks, playerctl: playerctl) { property, value in
+            let typed = property == "Volume" ? ["d", value] : property == "Shuffle" ? ["b", value == "On" ? "true" : "false"] : ["s", value]
+            return try busctl(["set-property"] + Self.object + [Self.player, property] + typed)
+        }
+        try checkTypesAndRefusals(world, busctl: busctl)
+        let squat = try busctl(["call", "org.freedesktop.DBus", "/org/freedesktop/DBus", "org.freedesktop.DBus", "RequestName", "su", Self.name + ".x", "0"])
+        XCTAssertNotEqual(squat.status, 0, "nobody may not own the player's names")
+        XCTAssertTrue(squat.stderr.contains("Access denied"), squat.stderr)
+
+        // The bus goes away and comes back: the daemon plays on, and is found again.
+        XCTAssertEqual(try playerctl("play").status, 0)
+        try world.waitForStatus(timeout: 10, "playing") { $0.string("state") == "playing" && $0.double("rate") == 1 }
+        bus.stop()
+        XCTAssertTrue(waitUntil(timeout: 10) { world.daemon.log.contains("cannot read from the bus") }, world.daemon.log)
+        let before = try world.statusJSON().double("elapsed") ?? 0
+        try? FileManager.default.removeItem(atPath: world.path("system_bus_socket"))
+        bus = try PrivateBus(address: address, config: config, log: world.path("system-bus-2"))
+        XCTAssertTrue(try waitUntil(timeout: 15) { try playerctl("status").stdout == "Playing\n" }, "found again: \(world.daemon.log)")
+        let status = try world.statusJSON()
+        XCTAssertEqual(status.string("state"), "playing")
+        XCTAssertEqual(status.string("output"), "ok", "playback never noticed")
+        XCTAssertGreaterThan(status.double("elapsed") ?? 0, before)
+    }
+
+    // MARK: The checks both buses share
+
+    /// status, play, pause, play-pause, next, previous, position (get and set), metadata, loop,
+    /// shuffle, volume: each through playerctl and checked against `tonearm status --json`.
+    /// `set` sets a Player property (playerctl's volume, loop and shuffle, or busctl's
+    /// set-property where playerctl cannot).
+    private func checkPlayerctlDrives(_ world: DaemonBench, tracks: [String], playerctl: (String...) throws -> ProcessResult,
+                                      set: (_ property: String, _ value: String) throws -> ProcessResult) throws {
         XCTAssertTrue(try waitUntil(timeout: 10) { (try playerctl("status")).status == 0 }, "tonearm appears on the bus")
         XCTAssertEqual(try playerctl("status").stdout, "Stopped\n")
+        XCTAssertNotEqual(try playerctl("play").status, 0, "play is disabled with nothing queued")
 
-        _ = try world.ok("add", first, second)
+        _ = try world.ok(["add"] + tracks)
         XCTAssertEqual(try playerctl("play").status, 0)
         try world.waitForStatus(timeout: 10, "playing") { $0.string("state") == "playing" && $0.double("rate") == 1 }
         XCTAssertTrue(try waitUntil(timeout: 5) { try playerctl("status").stdout == "Playing\n" })
         XCTAssertEqual(try playerctl("metadata", "title").stdout, "Track 1\n")
         XCTAssertEqual(try playerctl("metadata", "artist").stdout, try world.statusJSON().string("artist").map { $0 + "\n" })
-        XCTAssertEqual(try playerctl("metadata", "mpris:length").stdout, "20000000\n")
+        XCTAssertEqual(try playerctl("metadata", "album").stdout, "Daemon Sessions\n")
+        XCTAssertEqual(try playerctl("metadata", "mpris:length").stdout, "60000000\n")
+        XCTAssertEqual(try playerctl("metadata", "xesam:trackNumber").stdout, "1\n")
+        XCTAssertEqual(try playerctl("metadata", "mpris:trackid").stdout, "'/org/tonearm/track/1'\n")
 
         XCTAssertEqual(try playerctl("pause").status, 0)
         XCTAssertEqual(try world.statusJSON().string("state"), "paused")
@@ -62,59 +235,161 @@ final class DaemonMPRISTests: XCTestCase {
         try world.waitForStatus(timeout: 10, "back on track 1") { $0.string("title") == "Track 1" }
 
         XCTAssertEqual(try playerctl("position", "12").status, 0)
-        let moved = try world.statusJSON().double("elapsed") ?? 0
-        XCTAssertEqual(moved, 12, accuracy: 1, "set position")
+        XCTAssertEqual(try world.statusJSON().double("elapsed") ?? 0, 12, accuracy: 1, "set position")
         let read = Double(try playerctl("position").stdout.trimmingCharacters(in: .whitespacesAndNewlines)) ?? -1
         XCTAssertEqual(read, try world.statusJSON().double("elapsed") ?? 0, accuracy: 0.5, "Position, extrapolated when read")
 
-        XCTAssertEqual(try playerctl("volume", "0.4").status, 0)
+        XCTAssertEqual(try set("Volume", "0.4").status, 0)
         XCTAssertEqual(try world.statusJSON().int("volume"), 40)
-        XCTAssertEqual(try playerctl("loop", "Track").status, 0)
+        XCTAssertTrue(try waitUntil(timeout: 5) { try playerctl("volume").stdout == "0.400000\n" })
+        XCTAssertEqual(try set("LoopStatus", "Track").status, 0)
         XCTAssertEqual(try world.statusJSON().string("repeat"), "one")
         XCTAssertTrue(try waitUntil(timeout: 5) { try playerctl("loop").stdout == "Track\n" })
-        XCTAssertEqual(try playerctl("shuffle", "On").status, 0)
+        XCTAssertEqual(try set("LoopStatus", "None").status, 0)
+        XCTAssertEqual(try world.statusJSON().string("repeat"), "off")
+        XCTAssertEqual(try set("Shuffle", "On").status, 0)
         XCTAssertEqual(try world.statusJSON().bool("shuffle"), true)
+        XCTAssertTrue(try waitUntil(timeout: 5) { try playerctl("shuffle").stdout == "On\n" })
+        XCTAssertEqual(try set("Shuffle", "Off").status, 0)
+        XCTAssertEqual(try world.statusJSON().bool("shuffle"), false)
+    }
 
-        // busctl: the types of the properties, and errors for what is not there.
-        func busctl(_ arguments: [String]) throws -> ProcessResult {
-            try runProcess("/usr/bin/busctl", ["--address=" + address] + arguments, timeout: 10)
+    /// Every member and its D-Bus type as busctl reads them, and the errors for what is not there.
+    private func checkTypesAndRefusals(_ world: DaemonBench, busctl: ([String]) throws -> ProcessResult) throws {
+        let introspection = try busctl(["introspect", "--no-pager"] + Self.object).stdout
+        let members: [(String, String)] = [
+            (".Raise", "method"), (".Quit", "method"), (".CanQuit", "property b"), (".CanRaise", "property b"),
+            (".HasTrackList", "property b"), (".Identity", "property s"), (".DesktopEntry", "property s"),
+            (".SupportedUriSchemes", "property as"), (".SupportedMimeTypes", "property as"),
+            (".Next", "method"), (".Previous", "method"), (".Pause", "method"), (".PlayPause", "method"), (".Stop", "method"),
+            (".Play", "method"), (".Seek", "method x"), (".SetPosition", "method ox"), (".OpenUri", "method s"), (".Seeked", "signal x"),
+            (".PlaybackStatus", "property s"), (".LoopStatus", "property s"), (".Rate", "property d"), (".Shuffle", "property b"),
+            (".Metadata", "property a{sv}"), (".Volume", "property d"), (".Position", "property x"), (".MinimumRate", "property d"),
+            (".MaximumRate", "property d"), (".CanGoNext", "property b"), (".CanGoPrevious", "property b"), (".CanPlay", "property b"),
+            (".CanPause", "property b"), (".CanSeek", "property b"), (".CanControl", "property b"),
+        ]
+        for (member, kind) in members {
+            let line = introspection.split(separator: "\n").first { $0.hasPrefix(member + " ") }.map(String.init) ?? ""
+            let words = line.split(separator: " ").map(String.init)
+            XCTAssertEqual(words.dropFirst().prefix(kind.split(separator: " ").count).joined(separator: " "), kind, "\(member): \(line)")
         }
-        let object = ["org.mpris.MediaPlayer2.tonearm", "/org/mpris/MediaPlayer2"]
-        XCTAssertEqual(try busctl(["get-property"] + object + ["org.mpris.MediaPlayer2", "Identity"]).stdout, "s \"Tonearm\"\n")
-        XCTAssertEqual(try busctl(["get-property"] + object + ["org.mpris.MediaPlayer2.Player", "Volume"]).stdout, "d 0.4\n")
-        XCTAssertEqual(try busctl(["get-property"] + object + ["org.mpris.MediaPlayer2.Player", "CanControl"]).stdout, "b true\n")
-        XCTAssertTrue(try busctl(["introspect"] + object).stdout.contains(".PlayPause"))
-        let unknown = try busctl(["get-property"] + object + ["org.mpris.MediaPlayer2.Player", "Colour"])
+        let root = ["org.mpris.MediaPlayer2"]
+        let expected: [([String], String)] = [
+            (root + ["Identity"], "s \"Tonearm\"\n"), (root + ["CanQuit"], "b false\n"), (root + ["CanRaise"], "b false\n"),
+            (root + ["HasTrackList"], "b false\n"), (root + ["DesktopEntry"], "s \"tonearm\"\n"),
+            (root + ["SupportedUriSchemes"], "as 1 \"file\"\n"), (root + ["SupportedMimeTypes"], "as 1 \"audio/flac\"\n"),
+            ([Self.player, "Rate"], "d 1\n"), ([Self.player, "MinimumRate"], "d 1\n"), ([Self.player, "MaximumRate"], "d 1\n"),
+            ([Self.player, "Volume"], "d 0.4\n"), ([Self.player, "CanControl"], "b true\n"), ([Self.player, "LoopStatus"], "s \"None\"\n"),
+        ]
+        for (property, value) in expected {
+            XCTAssertEqual(try busctl(["get-property"] + Self.object + property).stdout, value, property.joined(separator: "."))
+        }
+        for property in ["Position", "Metadata", "PlaybackStatus", "CanSeek"] {
+            XCTAssertEqual(try busctl(["get-property"] + Self.object + [Self.player, property]).status, 0, property)
+        }
+        let unknown = try busctl(["get-property"] + Self.object + [Self.player, "Colour"])
         XCTAssertNotEqual(unknown.status, 0)
-        let wrongType = try busctl(["set-property"] + object + ["org.mpris.MediaPlayer2.Player", "Volume", "s", "loud"])
+        XCTAssertTrue(unknown.stderr.contains("no property Colour"), unknown.stderr)
+        let wrongType = try busctl(["set-property"] + Self.object + [Self.player, "Volume", "s", "loud"])
         XCTAssertNotEqual(wrongType.status, 0)
+        XCTAssertTrue(wrongType.stderr.contains("Volume has another type"), wrongType.stderr)
+        let wrongArgument = try busctl(["call"] + Self.object + [Self.player, "Seek", "s", "far"])
+        XCTAssertNotEqual(wrongArgument.status, 0)
+        XCTAssertTrue(wrongArgument.stderr.contains("Seek takes (x)"), wrongArgument.stderr)
+        let noMethod = try busctl(["call"] + Self.object + [Self.player, "Rewind"])
+        XCTAssertNotEqual(noMethod.status, 0)
+        let readOnly = try busctl(["set-property"] + Self.object + ["org.mpris.MediaPlayer2", "Identity", "s", "Other"])
+        XCTAssertNotEqual(readOnly.status, 0)
+        // A stale track id is ignored, as the spec says.
+        let elapsed = try world.statusJSON().double("elapsed") ?? 0
+        XCTAssertEqual(try busctl(["call"] + Self.object + [Self.player, "SetPosition", "ox", "/org/tonearm/track/999", "1000000"]).status, 0)
+        XCTAssertEqual(try world.statusJSON().double("elapsed") ?? 0, elapsed, accuracy: 1.5, "nothing moved")
         XCTAssertEqual(try world.statusJSON().int("volume"), 40, "nothing changed")
+    }
 
-        // Published on events only: nothing while it just plays, one change set for a pause.
-        XCTAssertEqual(try playerctl("play").status, 0)
-        try world.waitForStatus(timeout: 10, "playing again") { $0.string("state") == "playing" && $0.double("rate") == 1 }
+    /// Two tagged 60 s tracks with the same embedded cover in `music`.
+    private func writeTracks(_ music: String) throws -> [String] {
+        try FileManager.default.createDirectory(atPath: music, withIntermediateDirectories: true)
+        return try (1...2).map { n in
+            var fixture = taggedFixture(n, seconds: 60)
+            fixture.tags.append(("GENRE", "Test Jazz"))
+            fixture.picture = FixturePicture(width: 32, height: 32)
+            return try fixture.write(to: music + "/\(n) of 2.flac")
+        }
+    }
+}
+
+/// A dbus-daemon of the test's own, at `address`.
+private struct PrivateBus {
+    let process: RunningProcess
+
+    init(address: String, config: String, log: String) throws {
+        process = try RunningProcess("/usr/bin/dbus-daemon", ["--config-file=" + config, "--nofork", "--address=" + address],
+                                     stdoutPath: log + ".out", stderrPath: log + ".err")
+        let socket = String(address.dropFirst("unix:path=".count))
+        guard waitUntil(timeout: 10, { FileManager.default.fileExists(atPath: socket) }) else {
+            throw TestSupportError("the bus at \(address) did not start: \((try? String(contentsOfFile: log + ".err", encoding: .utf8)) ?? "")")
+        }
+    }
+
+    func stop() {
+        process.send(SIGTERM)
+        process.wait(timeout: 5)
+    }
+
+    /// Debian's system bus configuration, listening at `address` instead, run in the
+    /// foreground as whoever starts it, with `policy` as the only service policy.
+    static func systemConfig(listening address: String, including policy: String) throws -> String {
+        var text = try String(contentsOfFile: "/usr/share/dbus-1/system.conf", encoding: .utf8)
+        for pattern in [#/<user>[^<]*</user>/#, #/<fork/>/#, #/<pidfile>[^<]*</pidfile>/#, #/<syslog/>/#, #/<servicehelper>[^<]*</servicehelper>/#,
+                        #/<standard_system_servicedirs/>/#, #/<includedir>[^<]*</includedir>/#, #/<include [^>]*>[^<]*</include>/#] {
+            text.replace(pattern, with: "")
+        }
+        text.replace(#/<listen>[^<]*</listen>/#, with: "<listen>\(address)</listen>")
+        text.replace("</busconfig>", with: "  <include>\(policy)</include>\n</busconfig>")
+        return text
+    }
+}
+
+/// `busctl monitor` of one name's traffic, as JSON lines.
+private struct BusMonitor {
+    let process: RunningProcess
+    let log: String
+
+    init(address: String, name: String, log: String) throws {
+        self.log = log
+        process = try RunningProcess("/usr/bin/busctl", ["--address=" + address, "monitor", "--json=short", name],
+                                     stdoutPath: log, stderrPath: log + ".err")
         sleepSeconds(0.5)
-        let monitorLog = world.path("monitor.json")
-        let monitor = try RunningProcess("/usr/bin/busctl", ["--address=" + address, "monitor", "--json=short", "org.mpris.MediaPlayer2.tonearm"],
-                                         stdoutPath: monitorLog, stderrPath: world.path("monitor.err"))
-        defer {
-            monitor.send(SIGTERM)
-            monitor.wait(timeout: 5)
-        }
-        func changes() -> [String] {
-            ((try? String(contentsOfFile: monitorLog, encoding: .utf8)) ?? "").split(separator: "\n").filter { $0.contains("\"PropertiesChanged\"") }.map(String.init)
-        }
-        sleepSeconds(3)
-        XCTAssertEqual(changes().count, 0, "3 s of steady playback: no PropertiesChanged")
-        XCTAssertEqual(try playerctl("pause").status, 0)
-        XCTAssertTrue(waitUntil(timeout: 5) { changes().count >= 1 }, "the pause was signalled")
-        sleepSeconds(1)
-        XCTAssertEqual(changes().count, 1, "one PropertiesChanged for one pause: \(changes())")
-        XCTAssertTrue(changes().first?.contains("Paused") ?? false, "\(changes())")
-        XCTAssertFalse(changes().first?.contains("\"Position\"") ?? true, "Position is never signalled")
+    }
 
-        XCTAssertEqual(try playerctl("stop").status, 0)
-        XCTAssertEqual(try world.statusJSON().string("state"), "stopped")
-        XCTAssertTrue(world.daemon.isRunning)
+    func signals() -> [String] {
+        ((try? String(contentsOfFile: log, encoding: .utf8)) ?? "").split(separator: "\n").filter { $0.contains("\"type\":\"signal\"") }.map(String.init)
+    }
+
+    func count(_ member: String) -> Int { signals().filter { $0.contains("\"member\":\"\(member)\"") }.count }
+
+    func stop() {
+        process.send(SIGTERM)
+        process.wait(timeout: 5)
+    }
+}
+
+/// The system user the service runs as, made for the test when the machine has none (as the
+/// unit's install steps make it) and removed again afterwards.
+private struct ServiceUser {
+    let name: String
+    let made: Bool
+
+    init(_ name: String) throws {
+        self.name = name
+        made = getpwnam(name) == nil
+        if made {
+            try runChecked("/usr/sbin/useradd", ["--system", "--no-create-home", "--home-dir", "/nonexistent", "--shell", "/usr/sbin/nologin", name])
+        }
+    }
+
+    func remove() {
+        if made { _ = try? runProcess("/usr/sbin/userdel", [name]) }
     }
 }
