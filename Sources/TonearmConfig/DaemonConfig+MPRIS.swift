@@ -11,6 +11,9 @@ extension DaemonConfig {
         /// `name`: the last part of the bus name (`org.mpris.MediaPlayer2.NAME`), for a second
         /// instance.
         public var name = "tonearm"
+        /// `avrcp_adapters`: the Bluetooth adapters ("hci0") the player is offered on to car
+        /// head units (AVRCP, through BlueZ); left out: every adapter; `[]`: none.
+        public var avrcpAdapters: [String]?
 
         public init() {}
     }
@@ -22,6 +25,7 @@ extension DaemonConfig.MPRIS: ConfigSection {
     mutating func read(from table: inout ConfigTableReader) throws(ConfigError) {
         try table.read("bus", into: &bus)
         try table.read("name", into: &name)
+        try table.read("avrcp_adapters", into: &avrcpAdapters)
     }
 
     func validate(_ check: ConfigCheck) throws(ConfigError) {
@@ -33,5 +37,10 @@ extension DaemonConfig.MPRIS: ConfigSection {
                 && bytes.allSatisfy { (65...90).contains($0) || (97...122).contains($0) || (48...57).contains($0) || $0 == 95 }
         }
         try check.require(valid, "name", "must be ASCII letters, digits and '_' (dots between parts), no part starting with a digit")
+        // BlueZ names adapters by their kernel name (its object is /org/bluez/hci0).
+        for adapter in avrcpAdapters ?? [] {
+            let plain = !adapter.isEmpty && adapter.utf8.allSatisfy { (97...122).contains($0) || (48...57).contains($0) || $0 == 95 }
+            try check.require(plain, "avrcp_adapters", "has '\(adapter)', which is not an adapter's name (such as \"hci0\")")
+        }
     }
 }

@@ -19,9 +19,10 @@ public enum PlugInRegistry {
         if settings.profile.mpd.isEnabled { plugIns.append(mpd(settings, group: group)) }
         let mpris = settings.profile.mpris
         let covers = settings.runtimeDirectory + "/covers-" + mpris.name
+        let adapters = mpris.avrcpAdapters.map(Set.init)
         switch mpris.bus {
-        case .session: plugIns.append(MPRISPlugIn(bus: .session, name: mpris.name, coverDirectory: covers))
-        case .system: plugIns.append(MPRISPlugIn(bus: .system, name: mpris.name, coverDirectory: covers))
+        case .session: plugIns.append(MPRISPlugIn(bus: .session, name: mpris.name, coverDirectory: covers, avrcpAdapters: adapters))
+        case .system: plugIns.append(MPRISPlugIn(bus: .system, name: mpris.name, coverDirectory: covers, avrcpAdapters: adapters))
         case .off: break
         }
         plugIns += try BoardSetup.plugIns(for: settings.profile)

@@ -22,6 +22,8 @@ struct AVRCPRegistrations: Equatable {
         case refused(String)
     }
 
+    /// The adapters ("hci0") the player is offered on; nil: every one.
+    let offeredOn: Set<String>?
     /// `org.bluez`'s owner (a unique name) while `bluetoothd` is on the bus.
     private(set) var bluez: String?
     /// Counts `bluetoothd`'s comings: an answer from an earlier one is stale.
@@ -29,6 +31,10 @@ struct AVRCPRegistrations: Equatable {
     private(set) var adapters: [String: Registration] = [:]
 
     static let media = "org.bluez.Media1"
+
+    init(offeredOn: Set<String>? = nil) {
+        self.offeredOn = offeredOn
+    }
 
     /// `org.bluez` has a new owner (`bluetoothd` started), or none (it stopped): its
     /// registrations went with it.
@@ -48,7 +54,7 @@ struct AVRCPRegistrations: Equatable {
 
     /// `InterfacesAdded`: an object of `sender` got `org.bluez.Media1` (an adapter appeared).
     mutating func added(_ adapter: String, by sender: String) -> [Action] {
-        guard sender == bluez, adapters[adapter] == nil else { return [] }
+        guard sender == bluez, adapters[adapter] == nil, isOffered(adapter) else { return [] }
         adapters[adapter] = .registering
         return [.register(adapter: adapter, generation: generation)]
     }
@@ -76,6 +82,11 @@ struct AVRCPRegistrations: Equatable {
         let held = adapters.filter { $0.value == .registered || $0.value == .registering }.keys.sorted()
         adapters = [:]
         return held.map { .unregister(adapter: $0) }
+    }
+
+    /// Whether the profile offers the player on the adapter at `path` (/org/bluez/hci0).
+    func isOffered(_ path: String) -> Bool {
+        offeredOn.map { $0.contains(String(path.split(separator: "/").last ?? "")) } ?? true
     }
 
     /// Adapters with `org.bluez.Media1` in a `GetManagedObjects` answer (`a{oa{sa{sv}}}`).

@@ -15,7 +15,7 @@ final class MPRISConnection {
     private let name: String
     private let published: PublishedState
     private let log: PlugInLog
-    private var avrcp = AVRCPRegistrations()
+    private var avrcp: AVRCPRegistrations
     /// `UnregisterPlayer` calls not answered yet.
     private var unregistering = 0
 
@@ -23,12 +23,13 @@ final class MPRISConnection {
 
     /// Connects, serves and asks for the name; the bus, or another process owning the name,
     /// only delays Tonearm, never playback.
-    static func serve(bus: DBusConnection.Bus, name: String, published: PublishedState, plane: any ControlPlane, log: PlugInLog) {
+    static func serve(bus: DBusConnection.Bus, name: String, avrcpAdapters: Set<String>?, published: PublishedState,
+                      plane: any ControlPlane, log: PlugInLog) {
         var delay = 1.0
         var lastFailure = ""
         while !published.isStopped {
             do throws(DBusError) {
-                let session = try MPRISConnection(bus: bus, name: name, published: published, plane: plane, log: log)
+                let session = try MPRISConnection(bus: bus, name: name, avrcpAdapters: avrcpAdapters, published: published, plane: plane, log: log)
                 delay = 1
                 lastFailure = ""
                 try session.run()
@@ -48,9 +49,11 @@ final class MPRISConnection {
         }
     }
 
-    private init(bus: DBusConnection.Bus, name: String, published: PublishedState, plane: any ControlPlane, log: PlugInLog) throws(DBusError) {
+    private init(bus: DBusConnection.Bus, name: String, avrcpAdapters: Set<String>?, published: PublishedState, plane: any ControlPlane,
+                 log: PlugInLog) throws(DBusError) {
         connection = try DBusConnection(bus)
         self.name = name
+        avrcp = AVRCPRegistrations(offeredOn: avrcpAdapters)
         self.published = published
         self.log = log
         let object = MPRISObject(published: published, plane: plane)
@@ -131,7 +134,8 @@ final class MPRISConnection {
         let objectManager = "org.freedesktop.DBus.ObjectManager"
         try connection.subscribe("type='signal',interface='\(objectManager)',member='InterfacesAdded'") { [weak self] message in
             guard let self, message.arguments.count == 2, let path = message.arguments[0].string,
-                  message.arguments[1][AVRCPRegistrations.media] != nil else { return }
+                  message.arguments[1][AVRCPRegistrations.media] != nil, message.sender == avrcp.bluez else { return }
+            sayLeftOut([path])
             perform(avrcp.added(path, by: message.sender))
         }
         try connection.subscribe("type='signal',interface='\(objectManager)',member='InterfacesRemoved'") { [weak self] message in
@@ -156,7 +160,9 @@ final class MPRISConnection {
                         guard let self else { return }
                         switch result {
                         case .success(let values):
-                            perform(avrcp.listed(values.first.map(AVRCPRegistrations.adapters(in:)) ?? [], generation: generation))
+                            let adapters = values.first.map(AVRCPRegistrations.adapters(in:)) ?? []
+                            if generation == avrcp.generation { sayLeftOut(adapters) }
+                            perform(avrcp.listed(adapters, generation: generation))
                         case .failure(let error) where !error.isNoSuchPeer:
                             log.warning("AVRCP: cannot list the Bluetooth adapters: \(error)")
                         case .failure:
@@ -192,6 +198,13 @@ final class MPRISConnection {
                 log.warning("AVRCP: \(error)")
                 if case .unregister = action { unregistering -= 1 }
             }
+        }
+    }
+
+    /// Names the adapters the profile leaves out (`[mpris] avrcp_adapters`), as they are found.
+    private func sayLeftOut(_ adapters: [String]) {
+        for adapter in adapters where !avrcp.isOffered(adapter) && avrcp.adapters[adapter] == nil {
+            log.info("AVRCP: Bluetooth adapter \(adapter) is left out ([mpris] avrcp_adapters)")
         }
     }
 

@@ -18,13 +18,16 @@ public struct MPRISPlugIn: PlugIn {
     public let busName: String
     /// Where the current cover is written for `mpris:artUrl`; nil: no cover URL.
     public let coverDirectory: String?
+    /// The Bluetooth adapters ("hci0") the player is registered with for AVRCP; nil: every one.
+    public let avrcpAdapters: Set<String>?
 
     public var name: String { "MPRIS \(busName)" }
 
-    public init(bus: DBusConnection.Bus, name: String = "tonearm", coverDirectory: String? = nil) {
+    public init(bus: DBusConnection.Bus, name: String = "tonearm", coverDirectory: String? = nil, avrcpAdapters: Set<String>? = nil) {
         self.bus = bus
         busName = "org.mpris.MediaPlayer2." + name
         self.coverDirectory = coverDirectory
+        self.avrcpAdapters = avrcpAdapters
     }
 
     public func run(_ plane: any ControlPlane, log: PlugInLog) async throws {
@@ -32,8 +35,8 @@ public struct MPRISPlugIn: PlugIn {
         var covers = CoverFiles(directory: coverDirectory)
         let first = await plane.snapshot()
         let published = PublishedState(first, artURL: await covers.url(for: MPRISProperties.currentItem(first)?.metadata.artwork, plane, log: log))
-        let thread = NamedThread(name: "tonearm-mpris") { [bus, busName] in
-            MPRISConnection.serve(bus: bus, name: busName, published: published, plane: plane, log: log)
+        let thread = NamedThread(name: "tonearm-mpris") { [bus, busName, avrcpAdapters] in
+            MPRISConnection.serve(bus: bus, name: busName, avrcpAdapters: avrcpAdapters, published: published, plane: plane, log: log)
         }
         defer {
             published.stop()

@@ -166,6 +166,12 @@ final class DaemonConfigTests: XCTestCase {
             assertRefused("[mpris]\nname = \"\(bad)\"", .outOfRange, "mpris.name " + rule)
         }
         XCTAssertNotNil(refusal("[mpris]\nbus = \"both\""))
+        XCTAssertNil(DaemonConfig().mpris.avrcpAdapters, "every adapter")
+        XCTAssertEqual(parse("[mpris]\navrcp_adapters = [\"hci0\", \"hci2\"]").mpris.avrcpAdapters, ["hci0", "hci2"])
+        XCTAssertEqual(parse("[mpris]\navrcp_adapters = []").mpris.avrcpAdapters, [], "none")
+        assertRefused("[mpris]\navrcp_adapters = [\"/org/bluez/hci0\"]", .outOfRange,
+                      "mpris.avrcp_adapters has '/org/bluez/hci0', which is not an adapter's name (such as \"hci0\") (line 2)")
+        XCTAssertNotNil(refusal("[mpris]\navrcp_adapters = \"hci0\""), "a list")
     }
 
     func testFullProfile() throws {

@@ -67,6 +67,18 @@ final class AVRCPRegistrationsTests: XCTestCase {
         XCTAssertEqual(r.listed([hci0], generation: 2), [.register(adapter: hci0, generation: 2)])
     }
 
+    func testOnlyTheAdaptersTheProfileOffersItOn() {
+        var r = AVRCPRegistrations(offeredOn: ["hci0"])
+        _ = r.ownerChanged(to: ":1.5")
+        XCTAssertEqual(r.listed([hci0, hci1], generation: 1), [.register(adapter: hci0, generation: 1)])
+        XCTAssertEqual(r.added(hci1, by: ":1.5"), [])
+        XCTAssertFalse(r.isOffered(hci1))
+        XCTAssertTrue(AVRCPRegistrations().isOffered(hci1), "every adapter when the profile names none")
+        var none = AVRCPRegistrations(offeredOn: [])
+        _ = none.ownerChanged(to: ":1.5")
+        XCTAssertEqual(none.listed([hci0, hci1], generation: 1), [], "AVRCP off")
+    }
+
     func testAdaptersInManagedObjects() {
         let adapterInterfaces = DBusValue.array(element: "{sa{sv}}", [
             .entry(.string("org.bluez.Adapter1"), .dictionary([("Powered", .variant(.boolean(true)))])),
