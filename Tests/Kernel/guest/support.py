@@ -81,7 +81,7 @@ def dmesg_tail(count=25):
 class Daemon:
     """tonearmd with a profile, in a folder of its own; its log is kept for failures."""
 
-    def __init__(self, profile, name="tonearmd", music_dir=None, args=()):
+    def __init__(self, profile, name="tonearmd", music_dir=None, args=(), user=None):
         self.dir = tempfile.mkdtemp(prefix=name + "-")
         self.socket = os.path.join(self.dir, "control.sock")
         self.log_path = os.path.join(self.dir, "tonearmd.log")
@@ -95,8 +95,15 @@ class Daemon:
                    "--state-dir", os.path.join(self.dir, "state"), "--log-level", "debug", *mpd, *args]
         if music_dir:
             command += ["--music-dir", music_dir]
+        environment = None
+        if user:
+            # As the service runs: another user, with its groups (audio for the card), its
+            # folder its own and its runtime directory in it.
+            sh("chown", "-R", f"{user}:{user}", self.dir)
+            command = ["setpriv", f"--reuid={user}", f"--regid={user}", "--init-groups", "--"] + command
+            environment = dict(os.environ, XDG_RUNTIME_DIR=self.dir)
         self.log_file = open(self.log_path, "wb")
-        self.process = subprocess.Popen(command, stdout=self.log_file, stderr=subprocess.STDOUT)
+        self.process = subprocess.Popen(command, stdout=self.log_file, stderr=subprocess.STDOUT, env=environment)
         self.events = None
 
     def wait_ready(self, timeout=20):
