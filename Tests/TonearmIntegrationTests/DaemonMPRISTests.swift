@@ -199,6 +199,30 @@ final class DaemonMPRISTests: XCTestCase {
         XCTAssertGreaterThan(status.double("elapsed") ?? 0, before)
     }
 
+    func testANameAnotherDaemonOwnsIsTakenWhenItLetsGo() throws {
+        let world = try DaemonBench(jack: false, device: "null", start: false)
+        let address = "unix:path=" + world.path("bus")
+        let bus = try PrivateBus(address: address, config: "/usr/share/dbus-1/session.conf", log: world.path("bus"))
+        defer { bus.stop() }
+        let first = try DaemonProcess(directory: world.path("first"), device: "null", environment: ["DBUS_SESSION_BUS_ADDRESS": address],
+                                      arguments: ["--mpris", "session"], start: false)
+        try FileManager.default.createDirectory(atPath: first.directory, withIntermediateDirectories: true)
+        world.daemon.environment["DBUS_SESSION_BUS_ADDRESS"] = address
+        world.daemon.arguments = ["--mpris", "session"]
+        func owner() throws -> String {
+            try runProcess("/usr/bin/busctl", ["--address=" + address, "status", Self.name], timeout: 10).stdout
+        }
+        try first.start()
+        XCTAssertTrue(try waitUntil(timeout: 10) { try owner().contains("PID=\(first.pid ?? 0)\n") }, "the first daemon owns the name")
+        try world.daemon.start()
+        let waiting = "MPRIS: \(Self.name) is owned by another process (pid \(first.pid ?? 0)); Tonearm takes the name when it lets go"
+        XCTAssertTrue(waitUntil(timeout: 10) { world.daemon.log.contains(waiting) }, world.daemon.log)
+        XCTAssertTrue(try owner().contains("PID=\(first.pid ?? 0)\n"), "still the first's")
+        first.terminate()
+        XCTAssertTrue(try waitUntil(timeout: 10) { try owner().contains("PID=\(world.daemon.pid ?? 0)\n") }, "taken at once: \(world.daemon.log)")
+        XCTAssertTrue(world.daemon.log.contains("MPRIS: \(Self.name) on the session bus"), world.daemon.log)
+    }
+
     // MARK: The checks both buses share
 
     /// status, play, pause, play-pause, next, previous, position (get and set), metadata, loop,
