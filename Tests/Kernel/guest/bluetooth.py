@@ -288,7 +288,7 @@ class Stack:
     def address(self, index):
         return str(self.get(f"/org/bluez/hci{index}", ADAPTER, "Address"))
 
-    def head_unit(self, board=0, head=1, timeout=30, trust=True):
+    def head_unit(self, board=0, head=1, timeout=30):
         """hci`head` as a car's head unit for the player on hci`board`: discovers it, pairs,
         trusts both ways and connects AVRCP; a HeadUnit. In the guest (TCG) that took
         0.46-0.86 s in all: discover 0.22-0.39 s, pair 0.12-0.23, trust 0.02-0.05, AVRCP
@@ -328,9 +328,8 @@ class Stack:
         # Access denied: org.bluez.Error.Rejected", and ConnectProfile fails with
         # org.bluez.Error.Failed: br-connection-create-socket.
         step = time.monotonic()
-        if trust:
-            self.set(remote, DEVICE, "Trusted", dbus.Boolean(True))
-            self.set(back, DEVICE, "Trusted", dbus.Boolean(True))
+        self.set(remote, DEVICE, "Trusted", dbus.Boolean(True))
+        self.set(back, DEVICE, "Trusted", dbus.Boolean(True))
         self._timed("trust", step)
 
         head_unit = HeadUnit(self, remote, back)

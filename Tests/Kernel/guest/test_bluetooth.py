@@ -51,6 +51,7 @@ class AVRCPTests(support.KernelTestCase):
         """The Bluetooth stack, a bus monitor, and the daemon playing as the service user."""
         stack = bluetooth.Stack().start()
         self.addCleanup(stack.stop)
+        support.measure(f"Bluetooth: bus, controllers, bluetoothd and power took {sum(stack.timings.values()):.1f} s")
         monitor = bluetooth.Monitor(name=monitor)
         self.addCleanup(monitor.stop)
         started = time.monotonic()
