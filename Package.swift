@@ -27,6 +27,8 @@ let package = Package(
         systemLibrary("CSoxr", pkgConfig: "soxr", apt: "libsoxr-dev"),
         systemLibrary("CSQLite", pkgConfig: "sqlite3", apt: "libsqlite3-dev"),
         systemLibrary("CSystemd", pkgConfig: "libsystemd", apt: "libsystemd-dev"),
+        systemLibrary("CTurboJPEG", pkgConfig: "libturbojpeg", apt: "libturbojpeg0-dev"),
+        systemLibrary("CPNG", pkgConfig: "libpng16", apt: "libpng-dev"),
 
         // Threads, wake-ups, real-time priority and memory locks: POSIX wrapped once.
         .target(name: "TonearmSystem", dependencies: [.product(name: "SystemPackage", package: "swift-system")]),
@@ -93,6 +95,8 @@ let package = Package(
                 .product(name: "SystemPackage", package: "swift-system"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
             ]
         ),
         // Board profiles: a TOML reader and the daemon's typed configuration.
@@ -102,6 +106,21 @@ let package = Package(
         // D-Bus through sd-bus: a connection driven from its descriptor, objects answering
         // method calls, signals; one error type naming the bus, the call and the reason.
         .target(name: "TonearmDBus", dependencies: ["CSystemd"]),
+        // Cover art at the size a client asks for: JPEG (libjpeg-turbo, shrunk while it is
+        // decoded) and PNG (libpng) in, JPEG out; the placeholder for a track without one.
+        .target(name: "TonearmImage", dependencies: ["CTurboJPEG", "CPNG"]),
+        // The web remote: HTTP and one WebSocket, the page embedded in the binary; a plug-in of
+        // the control plane.
+        .target(
+            name: "TonearmWeb",
+            dependencies: [
+                "TonearmControlPlane", "TonearmControl", "TonearmControlSocket", "TonearmNetwork", "TonearmJSON", "TonearmSystem",
+                "TonearmImage",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
+            ]
+        ),
         // MPRIS on D-Bus: a plug-in of the control plane.
         .target(
             name: "TonearmMPRIS",
@@ -151,7 +170,7 @@ let package = Package(
             name: "TonearmDaemon",
             dependencies: [
                 "TonearmPlayer", "TonearmPlayback", "TonearmALSA", "TonearmAudio", "TonearmControlPlane", "TonearmControlSocket", "TonearmNetwork", "TonearmLibrary",
-                "TonearmMPD", "TonearmMPRIS", "TonearmConfig", "TonearmSystem", "TonearmSession", "TonearmBoard", "TonearmGPIO",
+                "TonearmMPD", "TonearmMPRIS", "TonearmWeb", "TonearmImage", "TonearmConfig", "TonearmSystem", "TonearmSession", "TonearmBoard", "TonearmGPIO",
                 "TonearmInput", "TonearmSerial",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -220,6 +239,17 @@ let package = Package(
         .testTarget(name: "TonearmLibraryTests", dependencies: ["TonearmLibrary", "TonearmSQLite", "TestSupport"]),
         .testTarget(name: "TonearmDBusTests", dependencies: ["TonearmDBus", "TestSupport"]),
         .testTarget(name: "TonearmMPRISTests", dependencies: ["TonearmMPRIS", "TonearmDBus", "TonearmControlPlane", "TonearmPlayer", "TonearmSystem"]),
+        .testTarget(name: "TonearmImageTests", dependencies: ["TonearmImage"]),
+        .testTarget(
+            name: "TonearmWebTests",
+            dependencies: [
+                "TonearmWeb", "TonearmNetwork", "TonearmControlPlane", "TonearmPlayer", "TonearmJSON", "TestSupport",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+                .product(name: "NIOHTTP1", package: "swift-nio"),
+                .product(name: "NIOWebSocket", package: "swift-nio"),
+            ]
+        ),
         .testTarget(name: "TonearmIntegrationTests", dependencies: ["TestSupport"]),
         .target(name: "TestSupport", dependencies: ["CFLAC", "TonearmControlPlane", "TonearmSession"], path: "Tests/TestSupport"),
     ],

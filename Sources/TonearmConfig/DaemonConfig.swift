@@ -16,6 +16,8 @@ public struct DaemonConfig: Sendable, Equatable {
     public var mpd = MPD()
     /// `[mpris]`
     public var mpris = MPRIS()
+    /// `[web]`
+    public var web = Web()
     /// `[board]`
     public var board = Board()
     /// `[gpio]`
@@ -66,6 +68,7 @@ public struct DaemonConfig: Sendable, Equatable {
         library = try root.section(Library.self)
         mpd = try root.section(MPD.self)
         mpris = try root.section(MPRIS.self)
+        web = try root.section(Web.self)
         board = try root.section(Board.self)
         gpio = try root.section(GPIO.self)
         buttons = try root.sections(Button.self)
@@ -81,7 +84,7 @@ public struct DaemonConfig: Sendable, Equatable {
     /// Checks every range and rule again, for settings changed after loading (command-line
     /// overrides). Errors have no line: "output.period_frames must be between 16 and 65536, not 8".
     public func validate() throws(ConfigError) {
-        let sections: [any ConfigSection] = [output, daemon, player, library, mpd, mpris, board, gpio]
+        let sections: [any ConfigSection] = [output, daemon, player, library, mpd, mpris, web, board, gpio]
         for section in sections {
             try section.validate(ConfigCheck(name: type(of: section).tableName))
         }

@@ -89,7 +89,7 @@
 ///   'hw:X' lost: No such device"). Meanwhile the state stays `playing` (nobody paused) but
 ///   Now Playing is published with `rate` 0 and the elapsed time actually heard, and again
 ///   with `rate` 1 once audio flows.
-/// - `queue` → `currentIndex`, `count`, `version` (changes with every change of the queue),
+/// - `queue` → `currentIndex`, `currentItem` (the current item's id), `count`, `version` (changes with every change of the queue),
 ///   `items` (`id` — stable across moves —, `path`, `title`, `artist`, `album`, `trackNumber`,
 ///   `discNumber`, `duration`).
 /// - `nowPlaying` → the Now Playing dictionary: `title`, `artist`, `album`, `albumArtist`,
@@ -100,7 +100,9 @@
 ///   published at once and corrected with a `seek` when its audio starts more than 40 ms
 ///   later) and `age` (seconds since then when sent; negative while that audio still waits in
 ///   the device buffer). Extrapolate: `elapsed + rate × (age + time since receipt)`.
-/// - `artwork` `{"artwork":ID}` → `id`, `mimeType`, `bytes`, `data` (base64).
+/// - `artwork` `{"artwork":ID, "size":N}` → `id`, `mimeType`, `bytes`, `data` (base64): the
+///   picture as it is, or with `size` (16…1024) a JPEG scaled to fit N × N pixels (never
+///   enlarged; a JPEG that fits already comes as it is).
 /// - `doctor` → `session`, `eligible`, `eligibility`, `commands`, `nowPlaying`, `output`,
 ///   `device`, `redFlags` (`flag`, `detail`, `fix`; `outputInterrupted` while nothing is
 ///   heard).
@@ -108,7 +110,7 @@
 /// Queue: `add` `{"paths":[…], "position":INDEX}` (files or directories, at the end or inserted
 /// before `position`; → `added`, `skipped`, `queueCount`; errors `notFound`, `forbidden` outside
 /// the music directory, `notPlayable`), `clear`, `remove` `{"item":ID}`, `move`
-/// `{"item":ID,"to":INDEX}`.
+/// `{"item":ID,"to":INDEX}`, `playItem` `{"item":ID}` (plays that item from its start).
 ///
 /// Library (the index of the music directory; `unavailable` without one). Paths are relative
 /// to the music directory; tags go by MPD's names in any case (`Artist`, `AlbumArtist`,

@@ -17,8 +17,10 @@ public enum Command: Sendable, Equatable {
     /// The ignition-sense line: off pauses and saves, on plays again what off paused.
     case ignition(on: Bool)
     case queue(QueueEdit)
-    /// The picture of an artwork id, as `Artwork.id` names it.
-    case artwork(id: String)
+    /// The picture of an artwork id, as `Artwork.id` names it: as it is, or (`fitting`) as a
+    /// JPEG scaled to fit that many pixels square, never enlarged — what the web page, MPRIS
+    /// and a display show, made once per size and kept while the daemon runs.
+    case artwork(id: String, fitting: Int? = nil)
     /// A file's own picture (`embedded`), or the cover file beside it: MPD's `readpicture` and
     /// `albumart`. The payload is `.artwork` (its id empty), or `.none` when there is none.
     case picture(path: String, embedded: Bool)

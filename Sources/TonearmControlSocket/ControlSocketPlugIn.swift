@@ -62,67 +62,8 @@ public final class ControlSocketPlugIn: PlugIn {
     // MARK: Requests
 
     private func answer(_ request: ControlRequest, _ reply: Reply, _ plane: any ControlPlane) async {
-        let parsed: SocketRequest?
-        do throws(ArgumentError) {
-            parsed = try SocketRequest.parse(request)
-        } catch {
-            reply.fail(error)
-            return
-        }
-        switch parsed {
-        case nil:
-            reply.failUnknownCommand()
-        case .report(let report):
-            let state = await plane.snapshot()
-            let now = monotonicSeconds()
-            let answer: JSONValue = switch report {
-            case .status: Reports.status(state, now: now)
-            case .queue: Reports.queue(state.queue)
-            case .nowPlaying: Reports.nowPlaying(state.nowPlaying, now: now)
-            case .doctor: Reports.doctor(state, now: now)
-            case .sessions: Reports.sessions(state.sessions)
-            }
-            reply.succeed(answer)
-        case .library(let library):
-            let client = clients.client(for: request.clientID, plane)
-            await answer(library, reply, plane, source: CommandSource("socket client \(request.clientID)", client: client))
-        case .command(let command, let form):
-            let client = clients.client(for: request.clientID, plane)
-            let result = await plane.send(command, from: CommandSource("socket client \(request.clientID)", client: client))
-            if let failure = result.failure {
-                reply.fail(code: failure.code.rawValue, message: failure.message)
-            } else {
-                reply.succeed(Self.answer(result, form))
-            }
-        }
-    }
-
-    static func answer(_ result: CommandResult, _ form: SocketRequest.Answer) -> JSONValue {
-        let status: (String, JSONValue) = ("status", .string(result.status.rawValue))
-        switch (form, result.payload) {
-        case (.added, .added(let count, let skipped, let queueCount)):
-            return .object([
-                status, ("added", .int(count)),
-                ("skipped", .array(skipped.map { .object([("path", .string($0.path)), ("reason", .string($0.reason))]) })),
-                ("queueCount", .int(queueCount)),
-            ])
-        case (_, .queueCount(let count)) where form == .queue:
-            return .object([status, ("queueCount", .int(count))])
-        case (_, .muted(let muted)):
-            return .object([("muted", .bool(muted))])
-        case (_, .artwork(let id, let mimeType, let bytes)):
-            return .object([("id", .string(id)), ("mimeType", .string(mimeType)), ("bytes", .int(bytes.count)),
-                            ("data", .string(Base64.encode(bytes)))])
-        case (_, .session(let report)):
-            return Reports.session(report)
-        case (_, .sessionClosed(let id)):
-            return .object([("session", .int(id.value)), ("closed", .bool(true))])
-        case (_, .accepted(let frames, let backlog)):
-            return .object([("accepted", .int(frames)), ("backlogFrames", .int(backlog))])
-        default:
-            var fields = [status]
-            if let owner = result.forwardedTo { fields.append(("forwardedTo", .int(owner.value))) }
-            return .object(fields)
+        await ControlResponder.answer(request, reply, plane) {
+            CommandSource("socket client \(request.clientID)", client: clients.client(for: request.clientID, plane))
         }
     }
 

@@ -97,11 +97,11 @@ enum LibraryRequest {
     }
 }
 
-extension ControlSocketPlugIn {
+extension ControlResponder {
     /// Answers a library request: queries straight from the catalog, `update` and the adds
     /// through the control plane. `update` with `wait` answers once its scan is done, without
     /// holding up the requests behind it.
-    func answer(_ request: LibraryRequest, _ reply: Reply, _ plane: any ControlPlane, source: CommandSource) async {
+    static func answer(_ request: LibraryRequest, _ reply: Reply, _ plane: any ControlPlane, source: CommandSource) async {
         if case .update(let path, let wait) = request {
             let changes = wait ? plane.subscribe([.library]) : nil
             let result = await plane.send(.updateLibrary(path: path), from: source)
@@ -179,7 +179,7 @@ extension ControlSocketPlugIn {
                 if let failure = result.failure {
                     reply.fail(code: failure.code.rawValue, message: failure.message)
                 } else {
-                    reply.succeed(Self.answer(result, .added))
+                    reply.succeed(answer(result, .added))
                 }
             }
         } catch {

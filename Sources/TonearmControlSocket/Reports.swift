@@ -9,8 +9,8 @@ import Glibc
 
 /// The JSON shapes of the control protocol's answers and events, all drawn from the
 /// published state.
-enum Reports {
-    static func nowPlaying(_ info: NowPlayingInfo, now: Double) -> JSONValue {
+package enum Reports {
+    package static func nowPlaying(_ info: NowPlayingInfo, now: Double) -> JSONValue {
         .object([
             ("title", JSONValue(info.title)), ("artist", JSONValue(info.artist)), ("album", JSONValue(info.album)),
             ("albumArtist", JSONValue(info.albumArtist)), ("trackNumber", JSONValue(info.trackNumber)),
@@ -46,9 +46,10 @@ enum Reports {
         .object(RemoteCommand.allCases.map { ($0.rawValue, .bool(enabled[$0] ?? false)) })
     }
 
-    static func queue(_ queue: QueueState) -> JSONValue {
+    package static func queue(_ queue: QueueState) -> JSONValue {
         .object([
-            ("currentIndex", JSONValue(queue.currentIndex)), ("count", .int(queue.items.count)),
+            ("currentIndex", JSONValue(queue.currentIndex)), ("currentItem", JSONValue(queue.currentItemID)),
+            ("count", .int(queue.items.count)),
             ("version", .int(queue.version)),
             ("items", .array(queue.items.map { item in
                 .object([
@@ -93,7 +94,7 @@ enum Reports {
     }
 
     /// `sessions`: every audio session, the mute input and the Now Playing owner.
-    static func sessions(_ sessions: SessionsState) -> JSONValue {
+    package static func sessions(_ sessions: SessionsState) -> JSONValue {
         let list: [JSONValue] = sessions.sessions.map { report in
             let state = report.state
             let gain = report.gain
@@ -118,7 +119,7 @@ enum Reports {
 
     /// `status`: the player at a glance. `elapsed` is extrapolated to now from the last
     /// published (elapsed, rate, timestamp), the same rule every display uses.
-    static func status(_ state: ControlState, now: Double) -> JSONValue {
+    package static func status(_ state: ControlState, now: Double) -> JSONValue {
         let info = state.nowPlaying
         return .object([
             ("state", .string(state.transport.rawValue)),
@@ -197,7 +198,7 @@ enum Reports {
 
 extension Reports {
     /// The library's state: the scan, the totals, what is unmounted.
-    static func library(_ library: LibraryState) -> JSONValue {
+    package static func library(_ library: LibraryState) -> JSONValue {
         .object([
             ("indexed", .bool(library.isIndexed)), ("scan", scan(library.scan)),
             ("songs", .int(library.totals.songs)), ("lastUpdate", .int(library.totals.lastUpdate)),
@@ -242,14 +243,14 @@ extension Reports {
         return .object(fields + [("songs", .int(count.songs)), ("playtime", .double(count.playTime))])
     }
 
-    static func stats(_ totals: LibraryTotals) -> JSONValue {
+    package static func stats(_ totals: LibraryTotals) -> JSONValue {
         .object([
             ("artists", .int(totals.artists)), ("albums", .int(totals.albums)), ("songs", .int(totals.songs)),
             ("playtime", .double(totals.playTime)), ("dbUpdate", .int(totals.lastUpdate)),
         ])
     }
 
-    static func playlist(_ playlist: StoredPlaylist) -> JSONValue {
+    package static func playlist(_ playlist: StoredPlaylist) -> JSONValue {
         .object([("name", .string(playlist.name)), ("modified", .int(playlist.modified)),
                  ("entries", .array(playlist.entries.map { .string($0) }))])
     }

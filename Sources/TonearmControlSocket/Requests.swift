@@ -47,12 +47,18 @@ enum SocketRequest {
             return .command(.queue(.clear), answer: .queue)
         case "remove":
             return .command(.queue(.remove(itemIDs: [try request.int("item")])), answer: .queue)
+        case "playItem":
+            return .command(.queue(.play(itemID: try request.int("item"))), answer: .status)
         case "move":
             return .command(.queue(.move(itemID: try request.int("item"), to: try request.int("to"))), answer: .queue)
         case "mute":
             return .command(.mute(try request.bool("on") ? .on : .off), answer: .muted)
         case "artwork":
-            return .command(.artwork(id: try request.string("artwork")), answer: .artwork)
+            let size = try request.optionalInt("size")
+            if let size, !ControlResponder.artworkSizes.contains(size) {
+                throw ArgumentError(key: "size", description: "'size' must be \(ControlResponder.artworkSizes.lowerBound)…\(ControlResponder.artworkSizes.upperBound) pixels")
+            }
+            return .command(.artwork(id: try request.string("artwork"), fitting: size), answer: .artwork)
         case "single":
             let value = try request.string("mode")
             guard let mode = SingleMode(rawValue: value) else {

@@ -13,7 +13,10 @@ public enum NetworkDropIn {
 
     /// The TCP listeners a profile asks for: what, and on which address.
     public static func listeners(_ config: DaemonConfig) -> [(name: String, bind: String)] {
-        config.mpd.port != 0 ? [("[mpd] \(config.mpd.bind):\(config.mpd.port)", config.mpd.bind)] : []
+        var all: [(name: String, bind: String)] = []
+        if config.mpd.port != 0 { all.append(("[mpd] \(config.mpd.bind):\(config.mpd.port)", config.mpd.bind)) }
+        if config.web.port != 0 { all.append(("[web] \(config.web.bind):\(config.web.port)", config.web.bind)) }
+        return all
     }
 
     public static func reach(_ config: DaemonConfig) -> Reach {

@@ -40,8 +40,22 @@ extension PlayerDaemon: ControlPlane {
             return ignition(on: on, from: source, now: now)
         case .queue(let edit):
             return self.edit(edit, now: now)
-        case .artwork(let id):
+        case .artwork(let id, let size):
             guard let artwork = artworkSources[id] else { return .failed(.notFound, "no artwork with id '\(id)'") }
+            if let size {
+                do throws(CommandFailure) {
+                    let image = try await scaledArtwork.image(id: id, size: size) { () throws(CommandFailure) -> [UInt8] in
+                        do throws(LibraryError) {
+                            return try MusicLibrary.artworkBytes(artwork)
+                        } catch {
+                            throw CommandFailure(error.failureCode, error.description)
+                        }
+                    }
+                    return CommandResult(status: .success, payload: .artwork(id: id, mimeType: image.mimeType, bytes: image.bytes))
+                } catch {
+                    return CommandResult(status: .commandFailed, failure: error)
+                }
+            }
             do throws(LibraryError) {
                 let bytes = try MusicLibrary.artworkBytes(artwork)
                 return CommandResult(status: .success, payload: .artwork(id: id, mimeType: artwork.mimeType, bytes: bytes))

@@ -58,6 +58,8 @@ public actor PlayerDaemon {
 
     /// Where each artwork id's bytes come from, for `artwork` commands.
     var artworkSources: [String: ArtworkSource] = [:]
+    /// Covers at the sizes clients ask for.
+    lazy var scaledArtwork = ScaledArtwork(directory: settings.runtimeDirectory + "/art")
     /// Scanning (seekForward/seekBackward held, `core.scanRate`): when the last step was taken.
     var lastScanStep: Double = 0
     var lastSave: Double = 0

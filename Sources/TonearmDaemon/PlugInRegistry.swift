@@ -7,6 +7,7 @@ import TonearmControlSocket
 import TonearmMPD
 import TonearmMPRIS
 import TonearmNetwork
+import TonearmWeb
 
 /// Every client the daemon runs, built from the profile: adding one is a new module, a line
 /// here and a section of the profile. Plug-ins that open something the daemon cannot do
@@ -24,6 +25,10 @@ public enum PlugInRegistry {
         case .session: plugIns.append(MPRISPlugIn(bus: .session, name: mpris.name, coverDirectory: covers, avrcpAdapters: adapters))
         case .system: plugIns.append(MPRISPlugIn(bus: .system, name: mpris.name, coverDirectory: covers, avrcpAdapters: adapters))
         case .off: break
+        }
+        let web = settings.profile.web
+        if web.isEnabled {
+            plugIns.append(WebPlugIn(bind: web.bind, port: web.port, token: web.token, maxClients: web.maxClients, group: group))
         }
         plugIns += try BoardSetup.plugIns(for: settings.profile)
         return plugIns

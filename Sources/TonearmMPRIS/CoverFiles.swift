@@ -1,6 +1,7 @@
 import SystemPackage
 import TonearmControlPlane
 import TonearmPlayer
+import TonearmSystem
 
 #if canImport(Glibc)
 import Glibc
@@ -15,6 +16,10 @@ struct CoverFiles {
     let directory: String?
     private var current: (id: String, path: String?)?
 
+    /// The size desktops and head units show a cover at, at most: a 3000 px picture is not
+    /// handed to them whole.
+    static let size = 512
+
     init(directory: String?) {
         self.directory = directory
     }
@@ -26,11 +31,11 @@ struct CoverFiles {
         removeCurrent()
         guard let directory, let artwork else { return nil }
         var written: String?
-        let result = await plane.send(.artwork(id: artwork.id), from: CommandSource("MPRIS"))
+        let result = await plane.send(.artwork(id: artwork.id, fitting: Self.size), from: CommandSource("MPRIS"))
         if case .artwork(_, let mimeType, let bytes) = result.payload, !bytes.isEmpty {
             let path = directory + "/" + Self.fileName(artwork.id, mimeType: mimeType)
             do throws(Errno) {
-                try Self.write(bytes, to: path, in: directory)
+                try WholeFile.replace(path, with: bytes)
                 written = path
             } catch {
                 log.warning("MPRIS: cannot write the cover \(path): \(error); mpris:artUrl is left out")
@@ -62,32 +67,5 @@ struct CoverFiles {
         default: "img"
         }
         return safe + "." + ext
-    }
-
-    /// Writes `bytes` beside `path` and renames it into place, so a reader never sees half a
-    /// picture. The folder (and its parent, the runtime directory) is made when missing. No
-    /// fsync: the runtime directory is in memory and gone at the next boot anyway.
-    private static func write(_ bytes: [UInt8], to path: String, in directory: String) throws(Errno) {
-        let parent = String(directory[..<(directory.lastIndex(of: "/") ?? directory.startIndex)])
-        for folder in [parent, directory] where !folder.isEmpty {
-            if mkdir(folder, 0o755) != 0 && errno != EEXIST { throw Errno(rawValue: errno) }
-        }
-        let temporary = path + ".partial"
-        do {
-            let file = try FileDescriptor.open(FilePath(temporary), .writeOnly, options: [.create, .truncate, .closeOnExec],
-                                               permissions: [.ownerReadWrite, .groupRead, .otherRead])
-            _ = try file.closeAfter { try bytes.withUnsafeBytes { try file.writeAll($0) } }
-        } catch let error as Errno {
-            unlink(temporary)
-            throw error
-        } catch {
-            unlink(temporary)
-            throw Errno.ioError
-        }
-        guard rename(temporary, path) == 0 else {
-            let error = Errno(rawValue: errno)
-            unlink(temporary)
-            throw error
-        }
     }
 }

@@ -74,6 +74,12 @@ struct Tonearmd: AsyncParsableCommand {
     @Option(help: ArgumentHelp("The address the MPD server listens on (default 127.0.0.1; 0.0.0.0 for every network).", valueName: "address"))
     var mpdBind: String?
 
+    @Option(help: ArgumentHelp("The web remote's TCP port (default 8080; 0 turns it off).", valueName: "port"))
+    var webPort: Int?
+
+    @Option(help: ArgumentHelp("The address the web remote listens on (default 127.0.0.1; 0.0.0.0 for every network).", valueName: "address"))
+    var webBind: String?
+
     @Flag(help: "Print the systemd drop-in that lets the service use the network as far as the profile's TCP listeners need (none, this machine, or the local network), and exit.")
     var networkDropIn = false
 
@@ -110,6 +116,8 @@ struct Tonearmd: AsyncParsableCommand {
             if let mpdPort { profile.mpd.port = mpdPort }
             if let mpdBind { profile.mpd.bind = mpdBind }
             if let mpris { profile.mpris.bus = mpris }
+            if let webPort { profile.web.port = webPort }
+            if let webBind { profile.web.bind = webBind }
             try profile.validate()
             try BoardSetup.check(profile)
         } catch let error as BoardSetupError {

@@ -280,11 +280,12 @@ public final class DaemonProcess: @unchecked Sendable {
         if let process, process.isRunning { throw TestSupportError("tonearmd is already running (pid \(process.pid))") }
         launches += 1
         let log = logPath()
-        // The MPD server is on by default at 6600: off unless the test asks for it, so daemons
-        // of other tests (and a real mpd) never meet on the port.
+        // The MPD server (6600) and the web remote (8080) are on by default: off unless the test
+        // asks for them, so daemons of other tests (and a real mpd) never meet on a port.
         let mpd = arguments.contains("--mpd-port") ? [] : ["--mpd-port", "0"]
+        let web = arguments.contains("--web-port") ? [] : ["--web-port", "0"]
         let command = launcher + [try tonearmdBinary(), "--device", device, "--socket", socketPath, "--state-dir", stateDirectory]
-            + mpd + arguments
+            + mpd + web + arguments
         let child = try RunningProcess(command[0], Array(command.dropFirst()), environment: environment, stdoutPath: log, stderrPath: log)
         process = child
         let deadline = monotonicSeconds() + timeout

@@ -260,3 +260,20 @@ public func tonearmdBinary() throws -> String {
     }
     return path
 }
+
+/// A Python with `requirement` (a PyPI package pinned, "selenium==4.27.1"), in a virtual
+/// environment made once and kept in ~/.cache/tonearm-test.
+public func pythonWith(_ requirement: String) throws -> String {
+    let home = ProcessInfo.processInfo.environment["HOME"] ?? "/root"
+    let venv = home + "/.cache/tonearm-test/" + requirement.replacingOccurrences(of: "==", with: "-")
+    let python = venv + "/bin/python"
+    if !FileManager.default.fileExists(atPath: venv + "/ready") {
+        try? FileManager.default.removeItem(atPath: venv)
+        let made = try runProcess("/usr/bin/python3", ["-m", "venv", venv], timeout: 120)
+        guard made.status == 0 else { throw TestSupportError("python3 -m venv: \(made)") }
+        let installed = try runProcess(venv + "/bin/pip", ["install", "--quiet", requirement], timeout: 300)
+        guard installed.status == 0 else { throw TestSupportError("pip install \(requirement): \(installed)") }
+        FileManager.default.createFile(atPath: venv + "/ready", contents: nil)
+    }
+    return python
+}

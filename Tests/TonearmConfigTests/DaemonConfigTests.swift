@@ -138,6 +138,31 @@ final class DaemonConfigTests: XCTestCase {
         assertRefused("[mpd]\nhost = \"x\"", .unknownKey, "unknown key 'host' in [mpd] (line 2)")
     }
 
+    func testTheWebSection() throws {
+        let defaults = DaemonConfig().web
+        XCTAssertEqual([defaults.bind, String(defaults.port), String(defaults.maxClients)], ["127.0.0.1", "8080", "64"])
+        XCTAssertNil(defaults.token)
+        XCTAssertTrue(defaults.isEnabled)
+        let config = parse("""
+            [web]
+            bind = "0.0.0.0"
+            port = 80
+            token = "correct-horse"
+            max_clients = 8
+            """)
+        XCTAssertEqual(config.web.bind, "0.0.0.0")
+        XCTAssertEqual(config.web.port, 80)
+        XCTAssertEqual(config.web.token, "correct-horse")
+        XCTAssertEqual(config.web.maxClients, 8)
+        XCTAssertFalse(parse("[web]\nport = 0").web.isEnabled)
+        assertRefused("[web]\nport = 70000", .outOfRange, "web.port must be between 0 and 65535, not 70000 (line 2)")
+        assertRefused("[web]\nmax_clients = 1", .outOfRange, "web.max_clients must be between 2 and 1000, not 1 (line 2)")
+        for token in ["short", "has space in it", ""] {
+            let error = refusal("[web]\ntoken = \"\(token)\"")
+            XCTAssertTrue(error?.description.contains("at least 8 printable ASCII characters") ?? false, "\(token): \(String(describing: error))")
+        }
+    }
+
     func testReplayGainInThePlayerSection() throws {
         XCTAssertEqual(DaemonConfig().player.replayGainSettings, ReplayGainSettings(), "off by default: bit-perfect")
         let config = parse("""

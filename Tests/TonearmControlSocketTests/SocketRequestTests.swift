@@ -59,6 +59,7 @@ final class SocketRequestTests: XCTestCase {
         XCTAssertEqual(try command(#"{"command":"add","paths":["a.flac"],"position":0}"#), .queue(.add(paths: ["a.flac"], at: 0)))
         XCTAssertEqual(try command(#"{"command":"remove","item":3}"#), .queue(.remove(itemIDs: [3])))
         XCTAssertEqual(try command(#"{"command":"move","item":3,"to":0}"#), .queue(.move(itemID: 3, to: 0)))
+        XCTAssertEqual(try command(#"{"command":"playItem","item":3}"#), .queue(.play(itemID: 3)))
         XCTAssertEqual(try command(#"{"command":"clear"}"#), .queue(.clear))
     }
 

@@ -4,10 +4,12 @@ import XCTest
 
 /// How far the service may reach follows the profile's TCP listeners.
 final class NetworkDropInTests: XCTestCase {
-    private func reach(port: Int, bind: String) -> NetworkDropIn.Reach {
+    private func reach(port: Int, bind: String, web: (port: Int, bind: String) = (0, "127.0.0.1")) -> NetworkDropIn.Reach {
         var config = DaemonConfig()
         config.mpd.port = port
         config.mpd.bind = bind
+        config.web.port = web.port
+        config.web.bind = web.bind
         return NetworkDropIn.reach(config)
     }
 
@@ -19,11 +21,17 @@ final class NetworkDropInTests: XCTestCase {
         for network in ["0.0.0.0", "::", "192.168.1.5", "10.0.0.2"] {
             XCTAssertEqual(reach(port: 6600, bind: network), .localNetwork, network)
         }
+        // The web remote counts as much as the MPD server: the widest of the two wins.
+        XCTAssertEqual(reach(port: 0, bind: "0.0.0.0", web: (8080, "127.0.0.1")), .loopback)
+        XCTAssertEqual(reach(port: 6600, bind: "127.0.0.1", web: (8080, "0.0.0.0")), .localNetwork)
+        XCTAssertEqual(reach(port: 0, bind: "127.0.0.1", web: (8080, "192.168.1.5")), .localNetwork)
     }
 
     func testTheTextAllowsOnlyWhatTheReachNeeds() {
         var config = DaemonConfig()
         config.mpd.port = 0
+        XCTAssertTrue(NetworkDropIn.text(config).contains("[web] 127.0.0.1:8080"), "the web remote is on by default")
+        config.web.port = 0
         XCTAssertFalse(NetworkDropIn.text(config).contains("[Service]"))
         config.mpd.port = 6600
         config.mpd.bind = "127.0.0.1"

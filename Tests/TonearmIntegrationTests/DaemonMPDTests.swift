@@ -210,20 +210,7 @@ final class DaemonMPDTests: XCTestCase {
     }
 
     /// python-mpd2 (PyPI), in a virtual environment made once and kept in ~/.cache.
-    private func pythonMPD2() throws -> String {
-        let home = ProcessInfo.processInfo.environment["HOME"] ?? "/root"
-        let venv = home + "/.cache/tonearm-test/python-mpd2-3.1.1"
-        let python = venv + "/bin/python"
-        if !FileManager.default.fileExists(atPath: venv + "/ready") {
-            try? FileManager.default.removeItem(atPath: venv)
-            let made = try runProcess("/usr/bin/python3", ["-m", "venv", venv], timeout: 120)
-            guard made.status == 0 else { throw TestSupportError("python3 -m venv: \(made)") }
-            let installed = try runProcess(venv + "/bin/pip", ["install", "--quiet", "python-mpd2==3.1.1"], timeout: 300)
-            guard installed.status == 0 else { throw TestSupportError("pip install python-mpd2: \(installed)") }
-            FileManager.default.createFile(atPath: venv + "/ready", contents: nil)
-        }
-        return python
-    }
+    private func pythonMPD2() throws -> String { try pythonWith("python-mpd2==3.1.1") }
 
     /// Home Assistant's `mpd` integration, as its calls go: connect, status, currentsong,
     /// commands, readpicture, albumart, listplaylists, setvol, pause 0/1, play, stop, next,

@@ -88,11 +88,12 @@ class Daemon:
         self.profile = os.path.join(self.dir, "board.toml")
         with open(self.profile, "w") as f:
             f.write(profile)
-        # The MPD server (on by default at 6600) is off unless a test asks: two daemons of a
-        # test never meet on the port.
+        # The MPD server (6600) and the web remote (8080), on by default, are off unless a test
+        # asks: two daemons of a test never meet on a port.
         mpd = [] if "--mpd-port" in args else ["--mpd-port", "0"]
+        web = [] if "--web-port" in args else ["--web-port", "0"]
         command = [TONEARMD, "--config", self.profile, "--socket", self.socket,
-                   "--state-dir", os.path.join(self.dir, "state"), "--log-level", "debug", *mpd, *args]
+                   "--state-dir", os.path.join(self.dir, "state"), "--log-level", "debug", *mpd, *web, *args]
         if music_dir:
             command += ["--music-dir", music_dir]
         environment = None

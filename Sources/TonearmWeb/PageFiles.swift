@@ -1,0 +1,1315 @@
+/// The page's files, served as they are: no build step, nothing fetched from elsewhere (the box
+/// is offline). `WebRoutes` gives each an ETag. What the page reads and sends is `API.swift`'s.
+enum PageFiles {
+    struct File { let path: String; let contentType: String; let body: String }
+    static let all: [File] = [index, script, style]
+
+    /// The page: now playing beside the queue, the library, playlists and sessions.
+    static let index = File(path: "/", contentType: "text/html; charset=utf-8", body: #"""
+<!doctype html>
+<html lang="en">
+<head>
+<meta charset="utf-8">
+<meta name="viewport" content="width=device-width, initial-scale=1, viewport-fit=cover">
+<meta name="color-scheme" content="dark">
+<meta name="theme-color" content="#101217">
+<title>Tonearm</title>
+<link rel="icon" href="data:,">
+<link rel="stylesheet" href="/page.css">
+<script src="/page.js" defer></script>
+</head>
+<body data-status-seq="0">
+<header class="topbar">
+  <span class="brand">Tonearm</span>
+  <span id="connection" class="connection" data-state="closed" role="status" aria-live="polite">connecting…</span>
+</header>
+<p id="output" class="output" role="status" hidden></p>
+<form id="token-form" class="token-form" hidden>
+  <label for="token">This remote needs the daemon's token (<code>[web] token</code>).</label>
+  <div class="token-row">
+    <input id="token" type="password" autocomplete="current-password" placeholder="Token" required>
+    <button type="submit" class="text-button primary">Save</button>
+    <button type="button" id="token-cancel" class="text-button">Cancel</button>
+  </div>
+  <p id="token-wrong" class="token-wrong" hidden>That token was refused.</p>
+</form>
+<main class="layout">
+  <section class="now" aria-label="Now playing">
+    <div class="cover-box" id="cover-box">
+      <img id="cover" alt="" width="512" height="512" decoding="async">
+    </div>
+    <div class="meta" data-track="">
+      <h1 id="title" class="title">Not playing</h1>
+      <p id="artist" class="artist"></p>
+      <p id="album" class="album"></p>
+    </div>
+    <div class="position">
+      <input id="seek" class="range" type="range" min="0" max="0" step="any" value="0" data-elapsed="0" aria-label="Position" disabled>
+      <div class="times"><span id="elapsed">0:00</span><span id="remaining"></span></div>
+    </div>
+    <div class="transport">
+      <button id="repeat" class="icon-button toggle" type="button" aria-label="Repeat: off" aria-pressed="false" data-mode="off" disabled>
+        <svg viewBox="0 0 24 24" aria-hidden="true" class="stroke"><path d="M4 11V9.5A3.5 3.5 0 0 1 7.5 6H19"/><path d="M16 3l3 3-3 3"/><path d="M20 13v1.5a3.5 3.5 0 0 1-3.5 3.5H5"/><path d="M8 21l-3-3 3-3"/><path class="one" d="M11 10.5l1.5-1V15"/></svg>
+      </button>
+      <button id="previous" class="icon-button" type="button" aria-label="Previous track" disabled>
+        <svg viewBox="0 0 24 24" aria-hidden="true"><rect x="5" y="5" width="2.6" height="14" rx="1"/><path d="M19 5.8v12.4a.8.8 0 0 1-1.25.66L9.6 12.66a.8.8 0 0 1 0-1.32l8.15-6.2A.8.8 0 0 1 19 5.8z"/></svg>
+      </button>
+      <button id="play-pause" class="icon-button play" type="button" aria-label="Play" data-state="stopped" disabled>
+        <svg viewBox="0 0 24 24" aria-hidden="true" class="i-play"><path d="M8 5.3v13.4a1 1 0 0 0 1.52.85l10.7-6.7a1 1 0 0 0 0-1.7L9.52 4.45A1 1 0 0 0 8 5.3z"/></svg>
+        <svg viewBox="0 0 24 24" aria-hidden="true" class="i-pause"><rect x="6" y="5" width="4" height="14" rx="1.2"/><rect x="14" y="5" width="4" height="14" rx="1.2"/></svg>
+      </button>
+      <button id="next" class="icon-button" type="button" aria-label="Next track" disabled>
+        <svg viewBox="0 0 24 24" aria-hidden="true"><rect x="16.4" y="5" width="2.6" height="14" rx="1"/><path d="M5 5.8v12.4a.8.8 0 0 0 1.25.66l8.15-6.2a.8.8 0 0 0 0-1.32L6.25 5.14A.8.8 0 0 0 5 5.8z"/></svg>
+      </button>
+      <button id="shuffle" class="icon-button toggle" type="button" aria-label="Shuffle" aria-pressed="false" disabled>
+        <svg viewBox="0 0 24 24" aria-hidden="true" class="stroke"><path d="M4 7h2.5c4.5 0 6.5 10 11 10H20"/><path d="M17 14l3 3-3 3"/><path d="M4 17h2.5c1.7 0 3-1.4 4.1-3.2"/><path d="M13.4 10.2C14.5 8.4 15.8 7 17.5 7H20"/><path d="M17 4l3 3-3 3"/></svg>
+      </button>
+    </div>
+    <div class="volume-row">
+      <svg viewBox="0 0 24 24" aria-hidden="true" class="volume-icon"><path d="M4 9.5h3.5L12 5.5v13l-4.5-4H4a1 1 0 0 1-1-1v-3a1 1 0 0 1 1-1z"/><path class="wave" d="M15.5 9a4.2 4.2 0 0 1 0 6M18 6.5a7.8 7.8 0 0 1 0 11"/></svg>
+      <input id="volume" class="range" type="range" min="0" max="100" step="1" value="0" aria-label="Volume" disabled>
+      <span id="volume-value" class="volume-value">–</span>
+    </div>
+  </section>
+  <section class="side">
+    <div class="tabs" role="tablist" aria-label="Views">
+      <button id="tab-queue" class="tab" type="button" role="tab" aria-controls="panel-queue" aria-selected="true">Queue</button>
+      <button id="tab-library" class="tab" type="button" role="tab" aria-controls="panel-library" aria-selected="false">Library</button>
+      <button id="tab-playlists" class="tab" type="button" role="tab" aria-controls="panel-playlists" aria-selected="false">Playlists</button>
+      <button id="tab-sessions" class="tab" type="button" role="tab" aria-controls="panel-sessions" aria-selected="false">Sessions</button>
+    </div>
+    <div id="panel-queue" class="panel active" role="tabpanel" aria-labelledby="tab-queue">
+      <div class="panel-head">
+        <h2>Queue</h2>
+        <span id="queue-summary" class="summary"></span>
+        <button id="clear" class="text-button" type="button" aria-label="Clear the queue" disabled>Clear</button>
+      </div>
+      <ol id="queue" class="rows queue"></ol>
+      <p id="queue-empty" class="empty">The queue is empty. Add music from the library.</p>
+    </div>
+    <div id="panel-library" class="panel" role="tabpanel" aria-labelledby="tab-library">
+      <div class="panel-head search-head">
+        <input id="search" class="search" type="search" placeholder="Search titles, artists, albums" aria-label="Search the library" autocomplete="off" enterkeyhint="search">
+      </div>
+      <p id="library-state" class="summary library-state"></p>
+      <ul id="search-results" class="rows" hidden></ul>
+      <p id="search-note" class="empty" hidden></p>
+      <div id="library" class="library">
+        <nav id="library-path" class="crumbs" aria-label="Library path"></nav>
+        <ul id="library-list" class="rows"></ul>
+        <p id="library-note" class="empty" hidden></p>
+      </div>
+    </div>
+    <div id="panel-playlists" class="panel" role="tabpanel" aria-labelledby="tab-playlists">
+      <div class="panel-head"><h2>Playlists</h2></div>
+      <ul id="playlists" class="rows"></ul>
+      <p id="playlists-empty" class="empty">No stored playlists.</p>
+    </div>
+    <div id="panel-sessions" class="panel" role="tabpanel" aria-labelledby="tab-sessions">
+      <div class="panel-head"><h2>Audio sessions</h2><span id="mute-state" class="summary"></span></div>
+      <ul id="sessions" class="rows sessions"></ul>
+    </div>
+  </section>
+</main>
+<div id="toast" class="toast" role="alert" hidden></div>
+</body>
+</html>
+"""#)
+
+    /// One dependency-free script: the WebSocket's events in, `POST /api` out.
+    static let script = File(path: "/page.js", contentType: "text/javascript; charset=utf-8", body: #"""
+// Tonearm's web remote: one WebSocket for what the daemon reports, POST /api for what the
+// page asks. Everything shown comes from the daemon's events; the only clock here moves the
+// seek bar between them.
+'use strict';
+(() => {
+  const $ = (id) => document.getElementById(id);
+  const ui = {
+    connection: $('connection'), output: $('output'), toast: $('toast'),
+    tokenForm: $('token-form'), token: $('token'), tokenCancel: $('token-cancel'), tokenWrong: $('token-wrong'),
+    coverBox: $('cover-box'), cover: $('cover'), title: $('title'), artist: $('artist'), album: $('album'),
+    seek: $('seek'), elapsed: $('elapsed'), remaining: $('remaining'),
+    playPause: $('play-pause'), previous: $('previous'), next: $('next'), repeat: $('repeat'), shuffle: $('shuffle'),
+    volume: $('volume'), volumeValue: $('volume-value'),
+    queue: $('queue'), queueEmpty: $('queue-empty'), queueSummary: $('queue-summary'), clear: $('clear'),
+    search: $('search'), searchResults: $('search-results'), searchNote: $('search-note'),
+    library: $('library'), libraryPath: $('library-path'), libraryList: $('library-list'), libraryNote: $('library-note'),
+    libraryState: $('library-state'),
+    playlists: $('playlists'), playlistsEmpty: $('playlists-empty'), sessions: $('sessions'), muteState: $('mute-state'),
+  };
+  const trackBox = ui.title.parentElement;
+
+  // ---------------------------------------------------------------- small helpers
+
+  const ICONS = {
+    add: '<path d="M12 5v14M5 12h14"/>',
+    remove: '<path d="M6.5 6.5l11 11M17.5 6.5l-11 11"/>',
+    up: '<path d="M6 15l6-6 6 6"/>',
+    down: '<path d="M6 9l6 6 6-6"/>',
+    chevron: '<path d="M9.5 6l6 6-6 6"/>',
+  };
+
+  function icon(name) {
+    const span = document.createElement('span');
+    span.innerHTML = `<svg viewBox="0 0 24 24" aria-hidden="true" class="stroke ${name}">${ICONS[name]}</svg>`;
+    return span.firstChild;
+  }
+
+  // An element with attributes (`dataset`, `class`, properties) and children (text or nodes).
+  function el(tag, attributes, ...children) {
+    const node = document.createElement(tag);
+    for (const [key, value] of Object.entries(attributes || {})) {
+      if (value === undefined || value === null || value === false) continue;
+      if (key === 'dataset') Object.assign(node.dataset, value);
+      else if (key === 'class') node.className = value;
+      else if (key in node && typeof value !== 'string') node[key] = value;
+      else node.setAttribute(key, value === true ? '' : value);
+    }
+    for (const child of children) {
+      if (child === undefined || child === null || child === false) continue;
+      node.append(child instanceof Node ? child : String(child));
+    }
+    return node;
+  }
+
+  function iconButton(className, label, iconName) {
+    return el('button', { type: 'button', class: `icon-button ${className}`, 'aria-label': label }, icon(iconName));
+  }
+
+  function formatTime(seconds) {
+    if (seconds === null || seconds === undefined || !isFinite(seconds)) return '';
+    const whole = Math.max(0, Math.floor(seconds));
+    const h = Math.floor(whole / 3600), m = Math.floor((whole % 3600) / 60), s = whole % 60;
+    const ss = String(s).padStart(2, '0');
+    return h ? `${h}:${String(m).padStart(2, '0')}:${ss}` : `${m}:${ss}`;
+  }
+
+  function setText(node, text) {
+    const value = text === null || text === undefined ? '' : String(text);
+    if (node.textContent !== value) node.textContent = value;
+  }
+
+  function plural(n, one, many) { return `${n} ${n === 1 ? one : many}`; }
+
+  // A tag of a library song: a string, or the first of several.
+  function tag(song, name) {
+    const value = song.tags && song.tags[name];
+    return Array.isArray(value) ? value[0] : value;
+  }
+
+  function baseName(path) {
+    const name = String(path).split('/').pop();
+    return name.replace(/\.[^.]+$/, '') || name;
+  }
+
+  let toastTimer = 0;
+  function toast(message, kind) {
+    ui.toast.textContent = message;
+    ui.toast.className = `toast ${kind || 'error'}`;
+    ui.toast.hidden = false;
+    clearTimeout(toastTimer);
+    toastTimer = setTimeout(() => { ui.toast.hidden = true; }, kind === 'info' ? 2500 : 4500);
+  }
+
+  // ---------------------------------------------------------------- the API
+
+  const TOKEN_KEY = 'tonearm.token';
+  let token = '';
+  try { token = localStorage.getItem(TOKEN_KEY) || ''; } catch (e) { /* storage may be off */ }
+  let tokenWaiters = null;
+
+  // Resolves with true once a token is entered, false when the form is dismissed. One form
+  // for however many requests were refused meanwhile.
+  function waitForToken(refused) {
+    ui.tokenWrong.hidden = !refused;
+    ui.tokenForm.hidden = false;
+    ui.token.focus();
+    if (!tokenWaiters) tokenWaiters = [];
+    return new Promise((resolve) => tokenWaiters.push(resolve));
+  }
+
+  function settleToken(entered) {
+    ui.tokenForm.hidden = true;
+    const waiters = tokenWaiters || [];
+    tokenWaiters = null;
+    waiters.forEach((resolve) => resolve(entered));
+  }
+
+  ui.tokenForm.addEventListener('submit', (event) => {
+    event.preventDefault();
+    token = ui.token.value.trim();
+    ui.token.value = '';
+    try { localStorage.setItem(TOKEN_KEY, token); } catch (e) { /* kept for this page only */ }
+    settleToken(true);
+  });
+  ui.tokenCancel.addEventListener('click', () => settleToken(false));
+
+  const STATUS_TEXT = {
+    disabled: 'Not available right now',
+    noSuchContent: 'That item is no longer there',
+    noActionableNowPlayingItem: 'Nothing is playing',
+    commandFailed: 'The command failed',
+  };
+
+  // One request of the control protocol. Answers { ok, result } or { ok: false, message };
+  // never throws.
+  async function api(request, refusedBefore) {
+    const headers = { 'Content-Type': 'application/json' };
+    if (token) headers.Authorization = `Bearer ${token}`;
+    let response;
+    try {
+      response = await fetch('/api', { method: 'POST', headers, body: JSON.stringify(request), cache: 'no-store' });
+    } catch (error) {
+      return { ok: false, message: 'The daemon cannot be reached' };
+    }
+    if (response.status === 401) {
+      const entered = await waitForToken(Boolean(refusedBefore || token));
+      if (!entered) return { ok: false, message: 'No token given', quiet: true };
+      return api(request, true);
+    }
+    let reply = null;
+    try { reply = await response.json(); } catch (error) { /* not JSON: say the status */ }
+    if (!reply) return { ok: false, message: `The daemon answered HTTP ${response.status}` };
+    if (!reply.ok) return { ok: false, message: (reply.error && reply.error.message) || `HTTP ${response.status}` };
+    return { ok: true, result: reply.result };
+  }
+
+  // A command: its failure, or a status other than success, shown in the toast.
+  async function command(name, args) {
+    const answer = await api(Object.assign({ command: name }, args));
+    if (!answer.ok) {
+      if (!answer.quiet) toast(answer.message);
+      return null;
+    }
+    const status = answer.result && answer.result.status;
+    if (typeof status === 'string' && status !== 'success') toast(STATUS_TEXT[status] || status);
+    return answer.result;
+  }
+
+  async function addToQueue(request, what) {
+    const result = await command(request.command, request);
+    if (!result) return;
+    const skipped = (result.skipped || []).length;
+    if (typeof result.added === 'number') {
+      const text = result.added ? `Added ${what || plural(result.added, 'track', 'tracks')}` : 'Nothing was added';
+      toast(skipped ? `${text}; ${skipped} skipped (${result.skipped[0].reason})` : text, result.added ? 'info' : 'error');
+    }
+  }
+
+  // ---------------------------------------------------------------- the WebSocket
+
+  let socket = null;
+  let retryDelay = 500;
+  let retryTimer = 0;
+
+  function setConnection(open) {
+    ui.connection.dataset.state = open ? 'open' : 'closed';
+    document.body.dataset.connection = open ? 'open' : 'closed';
+    setText(ui.connection, open ? 'connected' : 'reconnecting…');
+  }
+
+  function connect() {
+    clearTimeout(retryTimer);
+    retryTimer = 0;
+    const url = `${location.protocol === 'https:' ? 'wss:' : 'ws:'}//${location.host}/ws`;
+    const ws = new WebSocket(url);
+    socket = ws;
+    ws.onopen = () => {
+      retryDelay = 500;
+      setConnection(true);
+    };
+    ws.onmessage = (message) => {
+      let event;
+      try { event = JSON.parse(message.data); } catch (error) { return; }
+      const handler = HANDLERS[event.event];
+      if (handler && event.data) handler(event.data);
+    };
+    ws.onclose = () => {
+      if (socket !== ws) return;
+      socket = null;
+      setConnection(false);
+      // Back off while the daemon is away: 0.5 s, 1 s, 2 s, 4 s, then every 5 s.
+      retryTimer = setTimeout(connect, retryDelay);
+      retryDelay = Math.min(retryDelay * 2, 5000);
+    };
+  }
+
+  function reconnectNow() {
+    if (!socket && retryTimer) {
+      retryDelay = 500;
+      connect();
+    }
+  }
+  window.addEventListener('online', reconnectNow);
+  document.addEventListener('visibilitychange', () => { if (!document.hidden) reconnectNow(); });
+
+  // ---------------------------------------------------------------- now playing
+
+  let status = null;
+  let receivedAt = 0;
+  let statusSeq = 0;
+
+  // The position now: the last reported one, moved on at the reported rate.
+  function position(now) {
+    if (!status) return 0;
+    const rate = status.state === 'playing' ? Number(status.rate) || 0 : 0;
+    let seconds = (Number(status.elapsed) || 0) + rate * (now - receivedAt) / 1000;
+    if (typeof status.duration === 'number') seconds = Math.min(seconds, status.duration);
+    return Math.max(0, seconds);
+  }
+
+  function enabled(name) { return Boolean(status && status.commands && status.commands[name]); }
+
+  function applyStatus(data) {
+    status = data;
+    receivedAt = performance.now();
+    seekHold = null;
+    const playing = data.state === 'playing';
+    const idle = data.state === 'stopped' && !data.title;
+
+    setText(ui.title, data.title || (idle ? 'Not playing' : 'Unknown title'));
+    setText(ui.artist, data.artist);
+    setText(ui.album, data.album);
+    trackBox.dataset.track = data.title || '';
+    document.title = data.title ? `${data.title}${data.artist ? ` — ${data.artist}` : ''} · Tonearm` : 'Tonearm';
+
+    const action = playing ? 'pause' : 'play';
+    ui.playPause.dataset.state = data.state;
+    ui.playPause.setAttribute('aria-label', playing ? 'Pause' : 'Play');
+    ui.playPause.disabled = !enabled(action);
+    ui.previous.disabled = !enabled('previousTrack');
+    ui.next.disabled = !enabled('nextTrack');
+
+    const repeat = data.repeat || 'off';
+    ui.repeat.dataset.mode = repeat;
+    ui.repeat.setAttribute('aria-pressed', String(repeat !== 'off'));
+    ui.repeat.setAttribute('aria-label', `Repeat: ${repeat === 'one' ? 'this track' : repeat === 'all' ? 'the queue' : 'off'}`);
+    ui.repeat.disabled = !enabled('changeRepeatMode');
+    ui.shuffle.setAttribute('aria-pressed', String(Boolean(data.shuffle)));
+    ui.shuffle.setAttribute('aria-label', data.shuffle ? 'Shuffle: on' : 'Shuffle: off');
+    ui.shuffle.disabled = !enabled('changeShuffleMode');
+
+    const duration = typeof data.duration === 'number' && data.duration > 0 ? data.duration : 0;
+    ui.seek.max = String(duration);
+    ui.seek.disabled = !duration || !enabled('changePlaybackPosition');
+
+    ui.volume.disabled = false;
+    if (!volumeHeld()) showVolume(data.volume);
+
+    showOutput(data);
+    showCover();
+    if (data.library) applyLibrary(data.library);
+    followTrack(data);
+
+    renderPosition(performance.now(), true);
+    if (playing) startClock();
+    statusSeq += 1;
+    document.body.dataset.statusSeq = String(statusSeq);
+  }
+
+  function showOutput(data) {
+    const heard = data.output || 'ok';
+    ui.output.hidden = heard === 'ok';
+    if (heard === 'ok') return;
+    const error = data.device && data.device.error;
+    ui.output.replaceChildren(`Output: ${heard}`, error ? el('small', null, error) : null);
+  }
+
+  // ---- the cover: preloaded, swapped in only once decoded, so a track change never flickers.
+
+  const ART_STEPS = [128, 256, 512, 1024, 2048];
+  let coverWanted = '';
+
+  function artSize() {
+    const shown = ui.coverBox.clientWidth || 320;
+    const pixels = shown * (window.devicePixelRatio || 1);
+    return ART_STEPS.find((step) => step >= pixels) || ART_STEPS[ART_STEPS.length - 1];
+  }
+
+  function showCover() {
+    const artwork = status && status.artwork;
+    const size = artSize();
+    const placeholder = `/art/placeholder?size=${size}`;
+    const url = artwork ? `/art/${encodeURIComponent(artwork.id)}?size=${size}` : placeholder;
+    if (url === coverWanted) return;
+    const alt = artwork ? `Cover of ${status.album || status.title || 'this track'}` : '';
+    // A picture the daemon cannot give: the placeholder instead.
+    preload(url, alt, url === placeholder ? null : () => preload(placeholder, '', null));
+  }
+
+  function preload(url, alt, failed) {
+    coverWanted = url;
+    const image = new Image();
+    image.src = url;
+    image.decode().then(() => {
+      if (coverWanted !== url) return;
+      ui.cover.src = url;
+      ui.cover.alt = alt;
+    }, () => {
+      if (coverWanted === url && failed) failed();
+    });
+  }
+
+  let resizeTimer = 0;
+  window.addEventListener('resize', () => {
+    clearTimeout(resizeTimer);
+    resizeTimer = setTimeout(() => { if (status) showCover(); }, 250);
+  });
+
+  // ---- the seek bar: moves by itself between events.
+
+  let frame = 0;
+  let lastWhole = -1;
+  let lastPixel = -1;
+  let lastWrite = 0;
+  let dragging = false;
+  let seekHold = null;
+
+  // Every frame computes the position; the page is touched only when the thumb moves by a
+  // pixel, the clock by a second, or 100 ms went by (for data-elapsed): cheap on a kiosk.
+  function renderPosition(now, force) {
+    const seconds = position(now);
+    const duration = Number(ui.seek.max) || 0;
+    let shown = seconds;
+    if (dragging) shown = Number(ui.seek.value);
+    else if (seekHold && now < seekHold.until) shown = seekHold.position;
+    const pixel = duration ? Math.round((shown / duration) * ui.seek.clientWidth) : 0;
+    const whole = Math.floor(shown);
+    if (!force && pixel === lastPixel && whole === lastWhole && now - lastWrite < 100) return;
+    lastPixel = pixel;
+    lastWrite = now;
+    ui.seek.dataset.elapsed = seconds.toFixed(2);
+    if (!dragging) ui.seek.value = String(shown);
+    ui.seek.style.setProperty('--p', duration ? `${(shown / duration) * 100}%` : '0%');
+    if (whole !== lastWhole || force) {
+      lastWhole = whole;
+      setText(ui.elapsed, formatTime(shown));
+      setText(ui.remaining, duration ? `\u2212${formatTime(duration - whole)}` : '');
+      ui.seek.setAttribute('aria-valuetext', duration ? `${formatTime(shown)} of ${formatTime(duration)}` : formatTime(shown));
+    }
+  }
+
+  function tick(now) {
+    frame = 0;
+    if (seekHold && now >= seekHold.until) seekHold = null;
+    renderPosition(now);
+    const moving = status && status.state === 'playing' && Number(status.rate) > 0;
+    if (moving || dragging || seekHold) frame = requestAnimationFrame(tick);
+  }
+
+  function startClock() {
+    if (!frame) frame = requestAnimationFrame(tick);
+  }
+
+  // While a finger or the mouse holds the thumb, the bar shows where it is, not the playback.
+  ui.seek.addEventListener('pointerdown', () => { dragging = true; });
+  ui.seek.addEventListener('input', () => {
+    dragging = true;
+    startClock();
+  });
+  const release = () => setTimeout(() => { dragging = false; }, 0);
+  ui.seek.addEventListener('pointerup', release);
+  ui.seek.addEventListener('pointercancel', release);
+  ui.seek.addEventListener('change', () => {
+    dragging = false;
+    const target = Number(ui.seek.value);
+    seekHold = { position: target, until: performance.now() + 1500 };
+    startClock();
+    command('changePlaybackPosition', { position: target });
+  });
+
+  // ---- transport, modes, volume
+
+  ui.playPause.addEventListener('click', () => {
+    command(status && status.state === 'playing' ? 'pause' : 'play');
+  });
+  ui.previous.addEventListener('click', () => command('previousTrack'));
+  ui.next.addEventListener('click', () => command('nextTrack'));
+  ui.repeat.addEventListener('click', () => {
+    const following = { off: 'all', all: 'one', one: 'off' };
+    command('changeRepeatMode', { mode: following[ui.repeat.dataset.mode] || 'all' });
+  });
+  ui.shuffle.addEventListener('click', () => {
+    command('changeShuffleMode', { on: !(status && status.shuffle) });
+  });
+
+  let volumeTouched = -Infinity;
+  let volumeTimer = 0;
+
+  function volumeHeld() { return performance.now() - volumeTouched < 1000; }
+
+  function showVolume(percent) {
+    const value = Math.round(Number(percent) || 0);
+    ui.volume.value = String(value);
+    ui.volume.style.setProperty('--p', `${value}%`);
+    setText(ui.volumeValue, value);
+  }
+
+  function sendVolume() {
+    volumeTimer = 0;
+    command('setVolume', { percent: Number(ui.volume.value) });
+  }
+
+  // At most one request every 150 ms while the slider moves, and the final value.
+  ui.volume.addEventListener('input', () => {
+    volumeTouched = performance.now();
+    showVolume(ui.volume.value);
+    if (!volumeTimer) volumeTimer = setTimeout(sendVolume, 150);
+  });
+  ui.volume.addEventListener('change', () => {
+    volumeTouched = performance.now();
+    clearTimeout(volumeTimer);
+    sendVolume();
+  });
+
+  // ---------------------------------------------------------------- the queue
+
+  let queue = null;
+  let shownCurrent = null;
+
+  function applyQueue(data) {
+    clearTimeout(queueAsk);
+    queueAsk = 0;
+    queueStamp += 1;
+    const before = queue ? queue.items || [] : null, after = data.items || [];
+    const sameItems = before && queue.version === data.version && before.length === after.length &&
+      before.every((item, index) => item.id === after[index].id);
+    queue = data;
+    if (sameItems) {
+      // Only the current item moved on: no need to build a long queue again.
+      for (const row of ui.queue.children) {
+        const current = Number(row.dataset.itemId) === data.currentItem;
+        row.classList.toggle('current', current);
+        if (current) row.setAttribute('aria-current', 'true');
+        else row.removeAttribute('aria-current');
+      }
+      showCurrent(data.currentItem);
+      return;
+    }
+    const items = data.items || [];
+    const total = items.reduce((sum, item) => sum + (Number(item.duration) || 0), 0);
+    setText(ui.queueSummary, items.length ? `${plural(items.length, 'track', 'tracks')} · ${formatTime(total)}` : '');
+    ui.queueEmpty.hidden = items.length > 0;
+    ui.clear.disabled = items.length === 0;
+    const rows = document.createDocumentFragment();
+    items.forEach((item, index) => {
+      const current = item.id === data.currentItem;
+      rows.append(el('li', { class: current ? 'current' : '', dataset: { itemId: item.id, index }, 'aria-current': current ? 'true' : null },
+        el('span', { class: 'num' }, index + 1),
+        el('span', { class: 'row-text' },
+          el('span', { class: 'line1' }, item.title || baseName(item.path)),
+          el('span', { class: 'line2' }, [item.artist, item.album].filter(Boolean).join(' · '))),
+        el('span', { class: 'duration' }, formatTime(item.duration)),
+        Object.assign(iconButton('up', `Move ${item.title || 'item'} up`, 'up'), { disabled: index === 0 }),
+        Object.assign(iconButton('down', `Move ${item.title || 'item'} down`, 'down'), { disabled: index === items.length - 1 }),
+        iconButton('remove', `Remove ${item.title || 'item'} from the queue`, 'remove')));
+    });
+    ui.queue.replaceChildren(rows);
+    showCurrent(data.currentItem);
+  }
+
+  // A track change comes as a status event. The queue event that says which item is current
+  // follows it in the same burst when the daemon sends one; when none came, the page asks.
+  let trackKey = null;
+  let queueAsk = 0;
+  let queueStamp = 0;
+
+  function followTrack(data) {
+    const key = `${data.queueIndex}\u0000${data.title}`;
+    if (key === trackKey) return;
+    const first = trackKey === null;
+    trackKey = key;
+    if (first || !queue) return;
+    clearTimeout(queueAsk);
+    queueAsk = setTimeout(async () => {
+      queueAsk = 0;
+      const stamp = queueStamp;
+      const answer = await api({ command: 'queue' });
+      if (answer.ok && stamp === queueStamp) applyQueue(answer.result);
+    }, 150);
+  }
+
+  function showCurrent(item) {
+    if (item === shownCurrent) return;
+    shownCurrent = item;
+    revealCurrent();
+  }
+
+  // Keeps the current item in view where the queue scrolls on its own (never the whole page).
+  function revealCurrent() {
+    const row = ui.queue.querySelector('li.current');
+    const panel = ui.queue.closest('.panel');
+    if (!row || !panel || panel.scrollHeight <= panel.clientHeight) return;
+    const top = row.offsetTop - panel.offsetTop;
+    if (top < panel.scrollTop || top + row.offsetHeight > panel.scrollTop + panel.clientHeight) {
+      panel.scrollTop = Math.max(0, top - panel.clientHeight / 3);
+    }
+  }
+
+  ui.queue.addEventListener('click', (event) => {
+    const button = event.target.closest('button');
+    const row = event.target.closest('li[data-item-id]');
+    if (!row) return;
+    const item = Number(row.dataset.itemId);
+    const index = Number(row.dataset.index);
+    // A tap on the row itself plays that item.
+    if (!button) command('playItem', { item });
+    else if (button.classList.contains('remove')) command('remove', { item });
+    else if (button.classList.contains('up')) command('move', { item, to: index - 1 });
+    else if (button.classList.contains('down')) command('move', { item, to: index + 1 });
+  });
+
+  // Clear asks twice: a stray tap on a touch screen should not empty the queue.
+  let clearArmed = 0;
+  ui.clear.addEventListener('click', () => {
+    if (clearArmed) {
+      clearTimeout(clearArmed);
+      clearArmed = 0;
+      ui.clear.classList.remove('armed');
+      ui.clear.textContent = 'Clear';
+      command('clear');
+      return;
+    }
+    ui.clear.classList.add('armed');
+    ui.clear.textContent = 'Tap again to clear';
+    clearArmed = setTimeout(() => {
+      clearArmed = 0;
+      ui.clear.classList.remove('armed');
+      ui.clear.textContent = 'Clear';
+    }, 3000);
+  });
+
+  // ---------------------------------------------------------------- the library
+
+  // Where the browser is: album artists, one artist's albums, or one album's tracks.
+  let place = { artist: null, album: null };
+  let libraryShown = false;
+  let libraryRequest = 0;
+  let libraryInfo = null;
+
+  function applyLibrary(data) {
+    const before = libraryInfo;
+    libraryInfo = data;
+    const scan = data.scan || {};
+    const parts = [];
+    if (scan.scanning) parts.push(`Scanning… ${plural(scan.indexed || 0, 'song', 'songs')} indexed`);
+    else if (typeof data.songs === 'number') parts.push(plural(data.songs, 'song', 'songs'));
+    if (data.unavailable && data.unavailable.length) parts.push(`not mounted: ${data.unavailable.join(', ')}`);
+    setText(ui.libraryState, parts.join(' · '));
+    const changed = before && (before.songs !== data.songs || before.lastUpdate !== data.lastUpdate ||
+      (before.scan || {}).finishedJob !== scan.finishedJob || String(before.unavailable) !== String(data.unavailable));
+    if (changed) {
+      if (libraryShown) browse(place.artist, place.album, false);
+      if (ui.search.value.trim()) runSearch();
+    }
+  }
+
+  function crumb(label, artist, album, current) {
+    return el('button', { type: 'button', disabled: current, 'aria-current': current ? 'page' : null,
+      onclick: () => browse(artist, album, true) }, label);
+  }
+
+  function showLibraryNote(text) {
+    setText(ui.libraryNote, text);
+    ui.libraryNote.hidden = !text;
+  }
+
+  async function browse(artist, album, reveal) {
+    libraryShown = true;
+    place = { artist, album };
+    const ticket = ++libraryRequest;
+    const path = [crumb('Artists', null, null, artist === null)];
+    if (artist !== null) path.push(el('span', { class: 'sep', 'aria-hidden': 'true' }, '›'), crumb(artist || 'Unknown artist', artist, null, album === null));
+    if (album !== null) path.push(el('span', { class: 'sep', 'aria-hidden': 'true' }, '›'), crumb(album || 'Unknown album', artist, album, true));
+    ui.libraryPath.replaceChildren(...path);
+
+    const artistFilter = { tag: 'AlbumArtist', value: artist };
+    let request;
+    if (artist === null) request = { command: 'list', tag: 'AlbumArtist' };
+    else if (album === null) request = { command: 'list', tag: 'Album', filters: [artistFilter] };
+    else request = { command: 'find', filters: [artistFilter, { tag: 'Album', value: album }] };
+    const answer = await api(request);
+    if (ticket !== libraryRequest) return;
+    if (!answer.ok) {
+      ui.libraryList.replaceChildren();
+      showLibraryNote(answer.message);
+      return;
+    }
+    const rows = document.createDocumentFragment();
+    if (artist === null) {
+      for (const item of answer.result.items || []) {
+        const name = item.albumartist;
+        rows.append(el('li', null, el('button', { type: 'button', class: 'row-main', onclick: () => browse(name, null, true) },
+          el('span', { class: 'line1' }, name || 'Unknown artist'), icon('chevron'))));
+      }
+      showLibraryNote(rows.childNodes.length ? '' : 'The library is empty.');
+    } else if (album === null) {
+      rows.append(el('li', { class: 'heading' }, el('span', { class: 'row-text' }, 'All albums'),
+        Object.assign(iconButton('add', `Add everything by ${artist || 'this artist'}`, 'add'), {
+          onclick: () => addToQueue({ command: 'findadd', filters: [artistFilter] }, `everything by ${artist || 'this artist'}`),
+        })));
+      for (const item of answer.result.items || []) {
+        const name = item.album;
+        rows.append(el('li', null,
+          el('button', { type: 'button', class: 'row-main', onclick: () => browse(artist, name, true) },
+            el('span', { class: 'line1' }, name || 'Unknown album'), icon('chevron')),
+          Object.assign(iconButton('add', `Add the album ${name}`, 'add'), {
+            onclick: () => addToQueue({ command: 'findadd', filters: [artistFilter, { tag: 'Album', value: name }] }, `the album ${name || ''}`.trim()),
+          })));
+      }
+      showLibraryNote('');
+    } else {
+      const songs = answer.result.songs || [];
+      rows.append(el('li', { class: 'heading' }, el('span', { class: 'row-text' }, plural(songs.length, 'track', 'tracks')),
+        Object.assign(iconButton('add', `Add the album ${album}`, 'add'), {
+          onclick: () => addToQueue({ command: 'findadd', filters: [artistFilter, { tag: 'Album', value: album }] }, `the album ${album || ''}`.trim()),
+        })));
+      songs.sort((a, b) => (parseInt(tag(a, 'Disc'), 10) || 0) - (parseInt(tag(b, 'Disc'), 10) || 0) ||
+        (parseInt(tag(a, 'Track'), 10) || 0) - (parseInt(tag(b, 'Track'), 10) || 0));
+      for (const song of songs) rows.append(songRow(song, parseInt(tag(song, 'Track'), 10) || '', false));
+      showLibraryNote('');
+    }
+    ui.libraryList.replaceChildren(rows);
+    if (reveal) ui.libraryPath.scrollIntoView({ block: 'nearest' });
+  }
+
+  function songRow(song, number, withAlbum) {
+    const title = tag(song, 'Title') || baseName(song.file);
+    const detail = withAlbum ? [tag(song, 'Artist'), tag(song, 'Album')].filter(Boolean).join(' · ') : tag(song, 'Artist');
+    return el('li', { dataset: { path: song.file } },
+      withAlbum ? null : el('span', { class: 'num' }, number),
+      el('span', { class: 'row-text' }, el('span', { class: 'line1' }, title), el('span', { class: 'line2' }, detail || '')),
+      el('span', { class: 'duration' }, formatTime(song.duration)),
+      Object.assign(iconButton('add', `Add ${title} to the queue`, 'add'), {
+        onclick: () => addToQueue({ command: 'add', paths: [song.file] }, title),
+      }));
+  }
+
+  // ---- search: as you type, the newest answer wins.
+
+  let searchTimer = 0;
+  let searchRequest = 0;
+
+  async function runSearch() {
+    const text = ui.search.value.trim();
+    const ticket = ++searchRequest;
+    const searching = text.length > 0;
+    ui.library.hidden = searching;
+    ui.libraryState.hidden = searching;
+    ui.searchResults.hidden = !searching;
+    if (!searching) {
+      ui.searchResults.replaceChildren();
+      ui.searchNote.hidden = true;
+      if (!libraryShown) browse(null, null);
+      return;
+    }
+    const answer = await api({ command: 'search', filters: [{ tag: 'any', value: text }], limit: 100 });
+    if (ticket !== searchRequest) return;
+    const rows = document.createDocumentFragment();
+    let note = '';
+    if (!answer.ok) note = answer.message;
+    else {
+      const songs = answer.result.songs || [];
+      for (const song of songs) rows.append(songRow(song, '', true));
+      if (!songs.length) note = `Nothing matches “${text}”.`;
+      else if (answer.result.total > songs.length) note = `The first ${songs.length} of ${answer.result.total}: type more to narrow it down.`;
+    }
+    ui.searchResults.replaceChildren(rows);
+    setText(ui.searchNote, note);
+    ui.searchNote.hidden = !note;
+  }
+
+  ui.search.addEventListener('input', () => {
+    clearTimeout(searchTimer);
+    searchTimer = setTimeout(runSearch, 150);
+  });
+  ui.search.addEventListener('keydown', (event) => {
+    if (event.key === 'Enter') {
+      clearTimeout(searchTimer);
+      runSearch();
+    }
+  });
+
+  // ---------------------------------------------------------------- playlists and sessions
+
+  function applyPlaylists(data) {
+    const playlists = data.playlists || [];
+    ui.playlistsEmpty.hidden = playlists.length > 0;
+    ui.playlists.replaceChildren(...playlists.map((playlist) => {
+      const entries = playlist.entries || [];
+      return el('li', { dataset: { name: playlist.name } },
+        el('span', { class: 'row-text' }, el('span', { class: 'line1' }, playlist.name),
+          el('span', { class: 'line2' }, plural(entries.length, 'track', 'tracks'))),
+        el('button', { type: 'button', class: 'text-button load', 'aria-label': `Load the playlist ${playlist.name}`,
+          disabled: entries.length === 0,
+          onclick: () => addToQueue({ command: 'add', paths: entries }, `the playlist ${playlist.name}`) }, 'Load'));
+    }));
+  }
+
+  function applySessions(data) {
+    const sessions = data.sessions || [];
+    setText(ui.muteState, data.muted ? 'mute input on' : '');
+    ui.sessions.replaceChildren(...sessions.map((session) => {
+      const badges = [];
+      const badge = (text, kind) => badges.push(el('span', { class: `badge ${kind || ''}` }, text));
+      if (session.session === data.nowPlayingOwner || session.nowPlaying) badge('Now Playing', 'accent');
+      badge(session.active ? 'active' : 'inactive', session.active ? 'on' : '');
+      if (session.interrupted) badge('interrupted', 'warn');
+      if ((session.duckedBy || []).length) badge(`ducked by ${session.duckedBy.map((id) => `#${id}`).join(', ')}`, 'warn');
+      else if (session.ducked) badge('ducked', 'warn');
+      if (session.mutedByInput) badge('muted', 'warn');
+      const owner = session.owner === 'player' ? 'the player' : `client ${session.owner}`;
+      const mode = session.mode && session.mode !== 'default' ? ` · ${session.mode}` : '';
+      const gain = Number(session.gain) || 0;
+      return el('li', { dataset: { session: session.session }, class: session.nowPlaying ? 'owner' : '' },
+        el('span', { class: 'row-text' },
+          el('span', { class: 'line1' }, `#${session.session} ${session.category}${mode}`),
+          el('span', { class: 'line2' }, [owner].concat(session.options || [], session.stream && session.owner !== 'player' ? [session.stream] : []).join(' · ')),
+          el('span', { class: 'badges' }, ...badges)),
+        el('span', { class: 'gain' }, gain ? (typeof session.gainDB === 'number' ? `${session.gainDB.toFixed(1)} dB` : '') : 'silent',
+          el('meter', { min: 0, max: 1, value: gain, 'aria-label': `Gain of session ${session.session}` })));
+    }));
+  }
+
+  const HANDLERS = { status: applyStatus, queue: applyQueue, sessions: applySessions, playlists: applyPlaylists, library: applyLibrary };
+
+  // ---------------------------------------------------------------- tabs
+
+  const tabs = Array.from(document.querySelectorAll('.tab'));
+  const kiosk = window.matchMedia('(min-width: 1400px)');
+
+  function selectTab(name) {
+    // On a kiosk the queue has its own column: its tab is not there.
+    if (name === 'queue' && kiosk.matches) name = 'library';
+    for (const tab of tabs) {
+      const selected = tab.id === `tab-${name}`;
+      tab.setAttribute('aria-selected', String(selected));
+      tab.tabIndex = selected ? 0 : -1;
+      $(tab.getAttribute('aria-controls')).classList.toggle('active', selected);
+    }
+    if (name === 'library' && !libraryShown && !ui.search.value.trim()) browse(null, null);
+    try { localStorage.setItem('tonearm.tab', name); } catch (e) { /* not remembered */ }
+  }
+
+  for (const tab of tabs) tab.addEventListener('click', () => selectTab(tab.id.slice(4)));
+  kiosk.addEventListener('change', () => {
+    const current = tabs.find((tab) => tab.getAttribute('aria-selected') === 'true');
+    selectTab(current ? current.id.slice(4) : 'library');
+  });
+
+  let firstTab = 'queue';
+  try { firstTab = localStorage.getItem('tonearm.tab') || 'queue'; } catch (e) { /* the default */ }
+  selectTab(tabs.some((tab) => tab.id === `tab-${firstTab}`) ? firstTab : 'queue');
+  setConnection(false);
+  setText(ui.connection, 'connecting…');
+  connect();
+})();
+"""#)
+
+    /// Dark, phone first; two columns from 900 px, three on a kiosk.
+    static let style = File(path: "/page.css", contentType: "text/css; charset=utf-8", body: #"""
+:root {
+  color-scheme: dark;
+  --bg: #101217;
+  --surface: #171a21;
+  --surface-2: #1f232c;
+  --line: #2a2f3a;
+  --text: #eceef3;
+  --muted: #9aa1ae;
+  --faint: #6b7280;
+  --accent: #86b6ff;
+  --accent-ink: #0b1222;
+  --warn: #f2b550;
+  --danger: #ff8080;
+  --ok: #5fd39a;
+  --track: #343a47;
+  --radius: 14px;
+  --bar: 52px;
+  font-family: system-ui, -apple-system, "Segoe UI", Roboto, "Noto Sans", "DejaVu Sans", sans-serif;
+  font-size: 16px;
+  line-height: 1.4;
+  -webkit-text-size-adjust: 100%;
+}
+
+* { box-sizing: border-box; }
+[hidden] { display: none !important; }
+
+body {
+  margin: 0;
+  min-height: 100vh;
+  background: var(--bg);
+  color: var(--text);
+  -webkit-tap-highlight-color: transparent;
+}
+
+button, input { font: inherit; color: inherit; }
+button { touch-action: manipulation; cursor: pointer; }
+button:disabled { cursor: default; }
+:focus-visible { outline: 2px solid var(--accent); outline-offset: 2px; }
+h1, h2, p { margin: 0; }
+svg { display: block; width: 24px; height: 24px; fill: currentColor; }
+svg.stroke, svg .wave { fill: none; stroke: currentColor; stroke-width: 2; stroke-linecap: round; stroke-linejoin: round; }
+
+/* The bar on top: name, connection, and what the output waits for. */
+.topbar {
+  display: flex;
+  align-items: center;
+  gap: 12px;
+  height: var(--bar);
+  padding: 0 16px;
+  padding-top: env(safe-area-inset-top);
+}
+.brand { font-weight: 700; letter-spacing: .02em; }
+.connection {
+  margin-left: auto;
+  display: inline-flex;
+  align-items: center;
+  gap: 8px;
+  font-size: .875rem;
+  color: var(--muted);
+}
+.connection::before {
+  content: "";
+  width: 8px;
+  height: 8px;
+  border-radius: 50%;
+  background: var(--warn);
+  animation: pulse 1.2s ease-in-out infinite;
+}
+.connection[data-state="open"]::before { background: var(--ok); animation: none; }
+@keyframes pulse { 50% { opacity: .25; } }
+body[data-connection="closed"] .now { opacity: .55; }
+
+.output {
+  margin: 0 16px 8px;
+  padding: 10px 14px;
+  border-radius: 10px;
+  background: rgba(242, 181, 80, .12);
+  color: var(--warn);
+  font-size: .9375rem;
+}
+.output small { display: block; color: var(--muted); }
+
+.token-form {
+  margin: 0 16px 12px;
+  padding: 14px;
+  border-radius: var(--radius);
+  background: var(--surface-2);
+}
+.token-row { display: flex; gap: 8px; margin-top: 10px; }
+.token-row input { flex: 1; min-width: 0; }
+.token-wrong { margin-top: 8px; color: var(--danger); font-size: .875rem; }
+
+input[type="password"], .search {
+  height: 48px;
+  padding: 0 14px;
+  border: 1px solid var(--line);
+  border-radius: 12px;
+  background: var(--bg);
+}
+input[type="password"]:focus, .search:focus { border-color: var(--accent); outline: none; }
+
+/* Phones first: one column, the page scrolls. */
+.layout { padding: 0 16px 32px; }
+.now {
+  display: flex;
+  flex-direction: column;
+  align-items: center;
+  gap: 14px;
+  padding-bottom: 20px;
+  transition: opacity .3s;
+}
+
+/* A fixed square: nothing moves when the picture arrives. */
+.cover-box {
+  width: min(100%, 42vh);
+  min-width: 160px;
+  aspect-ratio: 1 / 1;
+  border-radius: var(--radius);
+  overflow: hidden;
+  background: linear-gradient(135deg, #262b36, #171a21);
+  box-shadow: 0 18px 40px rgba(0, 0, 0, .45);
+}
+.cover-box img { display: block; width: 100%; height: 100%; object-fit: cover; }
+.cover-box img:not([src]) { visibility: hidden; }
+
+.meta { width: 100%; text-align: center; }
+.title {
+  font-size: clamp(1.3rem, 1rem + 1.4vw, 2.2rem);
+  font-weight: 700;
+  line-height: 1.2;
+  display: -webkit-box;
+  -webkit-line-clamp: 2;
+  -webkit-box-orient: vertical;
+  overflow: hidden;
+  overflow-wrap: anywhere;
+}
+.artist { margin-top: 4px; font-size: clamp(1rem, .9rem + .5vw, 1.3rem); color: var(--text); opacity: .85; }
+.album { color: var(--muted); }
+.artist, .album { white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
+.artist:empty, .album:empty { display: none; }
+
+.position { width: 100%; }
+.times {
+  display: flex;
+  justify-content: space-between;
+  font-size: .8125rem;
+  color: var(--muted);
+  font-variant-numeric: tabular-nums;
+}
+
+/* Sliders: a thick track for fingers, the played part in the accent colour (--p). */
+.range {
+  --p: 0%;
+  -webkit-appearance: none;
+  appearance: none;
+  display: block;
+  width: 100%;
+  height: 32px;
+  margin: 0;
+  background: transparent;
+  cursor: pointer;
+}
+.range:disabled { cursor: default; opacity: .45; }
+.range::-webkit-slider-runnable-track {
+  height: 6px;
+  border-radius: 3px;
+  background: linear-gradient(to right, var(--accent) var(--p), var(--track) var(--p));
+}
+.range::-webkit-slider-thumb {
+  -webkit-appearance: none;
+  width: 18px;
+  height: 18px;
+  margin-top: -6px;
+  border: 0;
+  border-radius: 50%;
+  background: #fff;
+  box-shadow: 0 1px 4px rgba(0, 0, 0, .5);
+}
+.range:disabled::-webkit-slider-thumb { background: var(--muted); }
+.range::-moz-range-track { height: 6px; border-radius: 3px; background: var(--track); }
+.range::-moz-range-progress { height: 6px; border-radius: 3px; background: var(--accent); }
+.range::-moz-range-thumb { width: 18px; height: 18px; border: 0; border-radius: 50%; background: #fff; }
+
+.transport {
+  display: flex;
+  align-items: center;
+  justify-content: center;
+  gap: clamp(4px, 3vw, 20px);
+}
+.icon-button {
+  display: inline-grid;
+  place-items: center;
+  width: 56px;
+  height: 56px;
+  padding: 0;
+  border: 0;
+  border-radius: 50%;
+  background: transparent;
+  color: var(--text);
+}
+.icon-button:hover:not(:disabled) { background: var(--surface-2); }
+.icon-button:active:not(:disabled) { transform: scale(.94); }
+.icon-button:disabled { opacity: .3; }
+.icon-button svg { width: 30px; height: 30px; }
+.icon-button.toggle { width: 48px; height: 48px; color: var(--muted); }
+.icon-button.toggle svg { width: 24px; height: 24px; }
+.icon-button.toggle[aria-pressed="true"] { color: var(--accent); background: rgba(134, 182, 255, .12); }
+#repeat .one { display: none; stroke-width: 1.8; }
+#repeat[data-mode="one"] .one { display: inline; }
+.icon-button.play { width: 76px; height: 76px; background: var(--text); color: var(--bg); }
+.icon-button.play:hover:not(:disabled) { background: #fff; }
+.icon-button.play svg { width: 36px; height: 36px; }
+.play .i-pause, .play[data-state="playing"] .i-play { display: none; }
+.play[data-state="playing"] .i-pause { display: block; }
+
+.volume-row { display: flex; align-items: center; gap: 12px; width: 100%; max-width: 420px; color: var(--muted); }
+.volume-icon { flex: none; }
+.volume-value { width: 3ch; text-align: right; font-size: .875rem; font-variant-numeric: tabular-nums; }
+
+/* The other side: queue, library, playlists, sessions. */
+.side { display: flex; flex-direction: column; min-width: 0; }
+.tabs {
+  position: sticky;
+  top: 0;
+  z-index: 2;
+  display: flex;
+  gap: 4px;
+  padding: 8px 0;
+  background: var(--bg);
+}
+.tab {
+  flex: 1 1 0;
+  min-width: 0;
+  min-height: 44px;
+  padding: 0 4px;
+  overflow: hidden;
+  text-overflow: ellipsis;
+  white-space: nowrap;
+  border: 0;
+  border-radius: 10px;
+  background: transparent;
+  color: var(--muted);
+  font-weight: 600;
+}
+.tab[aria-selected="true"] { background: var(--surface-2); color: var(--text); }
+.panel { display: flex; flex-direction: column; min-height: 0; }
+.panel:not(.active) { display: none; }
+.panel-head {
+  display: flex;
+  align-items: center;
+  gap: 12px;
+  min-height: 56px;
+  padding: 4px 0;
+}
+.panel-head h2 { font-size: 1.125rem; }
+.search-head .search { flex: 1; min-width: 0; }
+.summary { color: var(--muted); font-size: .875rem; }
+.panel-head .text-button { margin-left: auto; }
+.library-state:empty { display: none; }
+.library-state { padding-bottom: 6px; }
+.empty { padding: 24px 4px; color: var(--muted); text-align: center; }
+
+.text-button {
+  min-height: 44px;
+  padding: 0 16px;
+  border: 1px solid var(--line);
+  border-radius: 22px;
+  background: transparent;
+  font-weight: 600;
+}
+.text-button:hover:not(:disabled) { background: var(--surface-2); }
+.text-button:disabled { opacity: .35; }
+.text-button.primary { border-color: var(--accent); background: var(--accent); color: var(--accent-ink); }
+.text-button.armed { border-color: var(--danger); color: var(--danger); }
+
+.rows { list-style: none; margin: 0; padding: 0; }
+.rows > li {
+  display: flex;
+  align-items: center;
+  gap: 4px;
+  min-height: 60px;
+  padding: 2px 0 2px 8px;
+  border-bottom: 1px solid var(--line);
+}
+.rows > li.heading { min-height: 52px; color: var(--muted); }
+.row-text { flex: 1; min-width: 0; padding: 8px 0; }
+.row-main {
+  display: flex;
+  align-items: center;
+  gap: 10px;
+  flex: 1;
+  min-width: 0;
+  min-height: 56px;
+  padding: 0;
+  border: 0;
+  background: transparent;
+  text-align: left;
+}
+.row-main .chevron { margin-left: auto; color: var(--faint); flex: none; }
+.line1, .line2 { display: block; white-space: nowrap; overflow: hidden; text-overflow: ellipsis; }
+.line2 { color: var(--muted); font-size: .875rem; }
+.num { flex: none; width: 2.2em; color: var(--faint); font-size: .875rem; text-align: right; padding-right: 6px; font-variant-numeric: tabular-nums; }
+.duration { flex: none; color: var(--muted); font-size: .875rem; font-variant-numeric: tabular-nums; padding: 0 4px; }
+.rows .icon-button { width: 44px; height: 44px; flex: none; color: var(--muted); }
+.rows .icon-button svg { width: 22px; height: 22px; }
+.rows .icon-button.add { color: var(--accent); }
+.rows .icon-button.remove:hover:not(:disabled) { color: var(--danger); }
+
+.queue li.current { background: linear-gradient(to right, rgba(134, 182, 255, .14), transparent 70%); box-shadow: inset 3px 0 0 var(--accent); }
+.queue li.current .line1 { color: var(--accent); font-weight: 600; }
+.queue li.current .num { color: var(--accent); }
+
+.crumbs { display: flex; flex-wrap: wrap; align-items: center; gap: 2px; min-height: 48px; scroll-margin-top: 72px; }
+.crumbs button {
+  min-height: 40px;
+  padding: 0 10px;
+  border: 0;
+  border-radius: 8px;
+  background: transparent;
+  color: var(--accent);
+  max-width: 100%;
+  white-space: nowrap;
+  overflow: hidden;
+  text-overflow: ellipsis;
+}
+.crumbs button:disabled { color: var(--text); font-weight: 600; }
+.crumbs .sep { color: var(--faint); }
+
+.sessions li { align-items: flex-start; padding: 12px 8px; gap: 12px; }
+.badges { display: flex; flex-wrap: wrap; gap: 6px; margin-top: 6px; }
+.badge {
+  padding: 2px 8px;
+  border-radius: 999px;
+  background: var(--surface-2);
+  color: var(--muted);
+  font-size: .75rem;
+  font-weight: 600;
+}
+.badge.on { background: rgba(95, 211, 154, .14); color: var(--ok); }
+.badge.warn { background: rgba(242, 181, 80, .14); color: var(--warn); }
+.badge.accent { background: rgba(134, 182, 255, .16); color: var(--accent); }
+.gain { margin-left: auto; flex: none; text-align: right; color: var(--muted); font-size: .875rem; font-variant-numeric: tabular-nums; }
+.gain meter { display: block; width: 72px; height: 6px; margin-top: 6px; }
+
+.toast {
+  position: fixed;
+  left: 0;
+  right: 0;
+  bottom: calc(20px + env(safe-area-inset-bottom));
+  z-index: 10;
+  width: fit-content;
+  max-width: min(92vw, 520px);
+  margin: 0 auto;
+  padding: 12px 18px;
+  border-radius: 12px;
+  background: #2b303b;
+  box-shadow: 0 8px 28px rgba(0, 0, 0, .5);
+  font-size: .9375rem;
+}
+.toast.error { box-shadow: inset 3px 0 0 var(--danger), 0 8px 28px rgba(0, 0, 0, .5); }
+
+@media (max-width: 400px) {
+  .layout { padding: 0 12px 24px; }
+  .tabs { gap: 2px; }
+  .tab { font-size: .875rem; padding: 0 2px; }
+  .rows .icon-button { width: 40px; }
+  .num { display: none; }
+}
+
+/* Tablets and screens: now playing on the left, the rest beside it, each scrolling alone. */
+@media (min-width: 900px) {
+  body { height: 100vh; height: 100dvh; overflow: hidden; display: flex; flex-direction: column; }
+  .layout {
+    flex: 1;
+    min-height: 0;
+    display: grid;
+    grid-template-columns: minmax(0, 5fr) minmax(0, 6fr);
+    gap: 32px;
+    padding: 0 24px 16px;
+  }
+  .now { justify-content: center; overflow: auto; padding: 8px 4px 16px; }
+  .cover-box { width: min(100%, 52vh); }
+  .side { min-height: 0; }
+  .tabs { position: static; }
+  .panel { flex: 1; overflow: auto; padding-right: 4px; }
+  .panel-head { position: sticky; top: 0; z-index: 1; background: var(--bg); }
+}
+
+/* A kiosk: the queue gets a column of its own. */
+@media (min-width: 1400px) {
+  .layout { grid-template-columns: minmax(0, 1fr) minmax(0, 2fr); gap: 40px; padding: 0 40px 24px; }
+  .side {
+    display: grid;
+    grid-template-columns: minmax(0, 1fr) minmax(0, 1fr);
+    grid-template-rows: auto minmax(0, 1fr);
+    column-gap: 40px;
+  }
+  .tabs { grid-column: 2; }
+  #tab-queue { display: none; }
+  #panel-queue { grid-column: 1; grid-row: 1 / 3; display: flex; }
+  .side > .panel:not(#panel-queue) { grid-column: 2; grid-row: 2; }
+  .cover-box { width: min(100%, 58vh); }
+}
+"""#)
+}

@@ -1,0 +1,180 @@
+import NIOHTTP1
+import TonearmControl
+import TonearmControlPlane
+import TonearmControlSocket
+import TonearmImage
+import TonearmJSON
+import TonearmNetwork
+
+/// What each path answers (`API.swift` documents them). Paths are matched exactly: nothing is
+/// read from disk by its path, so there is nothing to traverse.
+struct WebRoutes: Sendable {
+    let plane: any ControlPlane
+    /// Required for `/api` when set.
+    let token: String?
+    /// Who commands come from: the web remote is one client of the control plane.
+    let source: CommandSource
+
+    func respond(_ request: HTTPRequest) async -> HTTPResponse {
+        let path = request.path
+        let method = request.head.method
+        if path == "/api" {
+            guard method == .POST else { return Self.notAllowed("POST") }
+            return await api(request)
+        }
+        guard method == .GET || method == .HEAD else { return Self.notAllowed("GET, HEAD") }
+        if let file = StaticPage.file(path) { return StaticPage.response(file, request.head.headers) }
+        if path.hasPrefix("/api/") {
+            let report = String(path.dropFirst("/api/".count))
+            guard WebAPI.getReports.contains(report) else { return .text(.notFound, "no report '\(report)'; POST commands to /api") }
+            return await api(request, command: .object([("command", .string(report))]))
+        }
+        if path.hasPrefix("/art/") { return await art(String(path.dropFirst("/art/".count)), request) }
+        if path == "/ws" {
+            return Self.originAllowed(request.head) ? .text(.badRequest, "/ws is a WebSocket: open it with an Upgrade request")
+                : .text(.forbidden, "a WebSocket from another site's page is refused")
+        }
+        return .text(.notFound, "nothing at \(path)")
+    }
+
+    static func notAllowed(_ allowed: String) -> HTTPResponse {
+        var response = HTTPResponse.text(.methodNotAllowed, "use \(allowed)")
+        response.headers.add(name: "Allow", value: allowed)
+        return response
+    }
+
+    // MARK: /api
+
+    private func api(_ request: HTTPRequest, command: JSONValue? = nil) async -> HTTPResponse {
+        guard Self.originAllowed(request.head) else { return .text(.forbidden, "a request from another site's page is refused") }
+        if let token, request.head.headers.first(name: "Authorization") != "Bearer " + token {
+            return Self.json(.unauthorized, Reply.failure(id: nil, code: "unauthorized",
+                                                         message: "this box asks for its token: Authorization: Bearer TOKEN"))
+        }
+        let object: JSONValue
+        if let command {
+            object = command
+        } else {
+            let type = request.head.headers.first(name: "Content-Type")?.lowercased() ?? ""
+            guard type == "application/json" || type.hasPrefix("application/json;") else {
+                return .text(.unsupportedMediaType, "send the request as Content-Type: application/json")
+            }
+            do throws(JSONParseError) {
+                object = try JSONValue.parse(request.body)
+            } catch {
+                return Self.json(.badRequest, Reply.failure(id: .null, code: ControlErrorCode.malformed, message: "invalid JSON: \(error)"))
+            }
+        }
+        guard case .object = object, let name = object["command"]?.stringValue else {
+            return Self.json(.badRequest, Reply.failure(id: .null, code: ControlErrorCode.badRequest,
+                                                       message: "a request is an object with a string \"command\""))
+        }
+        let id = object["id"] ?? .null
+        if case .array = id { return Self.json(.badRequest, Reply.failure(id: .null, code: ControlErrorCode.badRequest, message: "\"id\" must be a scalar")) }
+        if case .object = id { return Self.json(.badRequest, Reply.failure(id: .null, code: ControlErrorCode.badRequest, message: "\"id\" must be a scalar")) }
+        if ControlResponder.isSessionCommand(name) {
+            return Self.json(.badRequest, Reply.failure(id: id, code: ControlErrorCode.badArgument,
+                                                       message: "audio sessions belong to a connection that stays open: use the control socket"))
+        }
+        let controlRequest = ControlRequest(clientID: request.clientID, id: id, command: name, arguments: object)
+        let line: [UInt8] = await withCheckedContinuation { continuation in
+            let reply = Reply(clientID: request.clientID, id: id, command: name, log: nil) { continuation.resume(returning: $0) }
+            Task { await ControlResponder.answer(controlRequest, reply, plane) { source } }
+        }
+        let answer = try? JSONValue.parse(line)
+        let code = answer?["error"]?["code"]?.stringValue
+        return HTTPResponse(Self.status(code), contentType: "application/json", body: line, headers: ["Cache-Control": "no-store"])
+    }
+
+    /// The HTTP status for a control-protocol error code (nil: none, 200).
+    static func status(_ code: String?) -> HTTPResponseStatus {
+        guard let code else { return .ok }
+        switch code {
+        case ControlErrorCode.malformed, ControlErrorCode.badRequest, ControlErrorCode.badArgument: return .badRequest
+        case ControlErrorCode.unknownCommand, CommandFailure.Code.notFound.rawValue: return .notFound
+        case CommandFailure.Code.forbidden.rawValue: return .forbidden
+        case CommandFailure.Code.exists.rawValue: return .conflict
+        case CommandFailure.Code.notPlayable.rawValue: return .unprocessableEntity
+        case CommandFailure.Code.unavailable.rawValue, CommandFailure.Code.busy.rawValue: return .serviceUnavailable
+        case "unauthorized": return .unauthorized
+        default: return .internalServerError
+        }
+    }
+
+    static func json(_ status: HTTPResponseStatus, _ value: JSONValue) -> HTTPResponse {
+        HTTPResponse(status, contentType: "application/json", body: Array((value.serialized + "\n").utf8), headers: ["Cache-Control": "no-store"])
+    }
+
+    /// No `Origin` (curl, a script), or this server's own: the page's requests and nobody
+    /// else's (a page on another site cannot drive the box through a visitor's browser).
+    static func originAllowed(_ head: HTTPRequestHead) -> Bool {
+        guard let origin = head.headers.first(name: "Origin") else { return true }
+        guard let host = head.headers.first(name: "Host") else { return false }
+        return origin == "http://" + host || origin == "https://" + host
+    }
+
+    // MARK: /art
+
+    /// The id's characters: what `Artwork.id` makes ("flac-…", "file-…"), and `placeholder`.
+    private static func isArtworkID(_ id: String) -> Bool {
+        !id.isEmpty && id.utf8.count <= 64 && id.utf8.allSatisfy { ("a"..."z").contains(Character(UnicodeScalar($0))) || ("0"..."9").contains(Character(UnicodeScalar($0))) || $0 == UInt8(ascii: "-") }
+    }
+
+    private func art(_ id: String, _ request: HTTPRequest) async -> HTTPResponse {
+        guard Self.isArtworkID(id) else { return .text(.notFound, "no artwork '\(id)'") }
+        var size = 512
+        if let asked = request.query("size") {
+            guard let value = Int(asked), ControlResponder.artworkSizes.contains(value) else {
+                return .text(.badRequest, "size must be \(ControlResponder.artworkSizes.lowerBound)…\(ControlResponder.artworkSizes.upperBound) pixels")
+            }
+            size = value
+        }
+        let tag = "\"\(id)-\(size)\""
+        if request.head.headers.first(name: "If-None-Match") == tag {
+            return HTTPResponse(.notModified, headers: Self.artHeaders(tag))
+        }
+        if id == "placeholder" {
+            guard let image = try? CoverArt.placeholder(size: size) else { return .text(.internalServerError, "the placeholder could not be made") }
+            return HTTPResponse(.ok, contentType: image.mimeType, body: image.bytes, headers: Self.artHeaders(tag))
+        }
+        let result = await plane.send(.artwork(id: id, fitting: size), from: source)
+        guard case .artwork(_, let mimeType, let bytes) = result.payload else {
+            let failure = result.failure ?? CommandFailure(.notFound, "no artwork '\(id)'")
+            return .text(Self.status(failure.code.rawValue), failure.message)
+        }
+        return HTTPResponse(.ok, contentType: mimeType, body: bytes, headers: Self.artHeaders(tag))
+    }
+
+    /// An id names the picture's bytes, so what it answers never changes.
+    private static func artHeaders(_ tag: String) -> HTTPHeaders {
+        ["Cache-Control": "public, max-age=31536000, immutable", "ETag": tag]
+    }
+}
+
+/// The page's files with their validators, made once.
+enum StaticPage {
+    struct Served: Sendable {
+        let file: PageFiles.File
+        let body: [UInt8]
+        let tag: String
+    }
+
+    static let served: [Served] = PageFiles.all.map { file in
+        let body = Array(file.body.utf8)
+        var hash: UInt64 = 0xcbf2_9ce4_8422_2325
+        for byte in body { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        return Served(file: file, body: body, tag: "\"" + String(hash, radix: 16) + "\"")
+    }
+
+    static func file(_ path: Substring) -> Served? { served.first { $0.file.path == path } }
+
+    static func response(_ served: Served, _ headers: HTTPHeaders) -> HTTPResponse {
+        var fields: HTTPHeaders = [
+            "ETag": served.tag, "Cache-Control": "no-cache", "X-Content-Type-Options": "nosniff",
+            "Content-Security-Policy": "default-src 'self'; img-src 'self' data:; connect-src 'self'; frame-ancestors 'none'",
+        ]
+        if headers.first(name: "If-None-Match") == served.tag { return HTTPResponse(.notModified, headers: fields) }
+        fields.add(name: "Content-Type", value: served.file.contentType)
+        return HTTPResponse(.ok, body: served.body, headers: fields)
+    }
+}
