@@ -107,7 +107,7 @@ let package = Package(
         // method calls, signals; one error type naming the bus, the call and the reason.
         .target(name: "TonearmDBus", dependencies: ["CSystemd"]),
         // Cover art at the size a client asks for: JPEG (libjpeg-turbo, shrunk while it is
-        // decoded) and PNG (libpng) in, JPEG out; the placeholder for a track without one.
+        // decoded) and PNG (libpng) in, JPEG out.
         .target(name: "TonearmImage", dependencies: ["CTurboJPEG", "CPNG"]),
         // The web remote: HTTP and one WebSocket, the page embedded in the binary; a plug-in of
         // the control plane.
@@ -115,7 +115,6 @@ let package = Package(
             name: "TonearmWeb",
             dependencies: [
                 "TonearmControlPlane", "TonearmControl", "TonearmControlSocket", "TonearmNetwork", "TonearmJSON", "TonearmSystem",
-                "TonearmImage",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
                 .product(name: "NIOWebSocket", package: "swift-nio"),

@@ -45,15 +45,6 @@ public enum CoverArt {
         return try JPEGCodec.encode(reduced)
     }
 
-    /// The picture for a track without one, generated: a size × size JPEG of a dark gradient with a
-    /// vinyl record drawn on it. Deterministic: the same size gives the same bytes.
-    public static func placeholder(size: Int) throws(ImageError) -> EncodedImage {
-        guard sizes.contains(size) else {
-            throw ImageError("cannot draw a \(size) px placeholder: the size must be within \(sizes.lowerBound)…\(sizes.upperBound)")
-        }
-        return try JPEGCodec.encode(Placeholder.draw(size: size))
-    }
-
     /// Width and height from the header without decoding; nil when unreadable (neither JPEG nor
     /// PNG, a damaged header, or a zero dimension).
     public static func dimensions(_ bytes: [UInt8]) -> (width: Int, height: Int)? {

@@ -2,7 +2,6 @@ import NIOHTTP1
 import TonearmControl
 import TonearmControlPlane
 import TonearmControlSocket
-import TonearmImage
 import TonearmJSON
 import TonearmNetwork
 
@@ -134,8 +133,7 @@ struct WebRoutes: Sendable {
             return HTTPResponse(.notModified, headers: Self.artHeaders(tag))
         }
         if id == "placeholder" {
-            guard let image = try? CoverArt.placeholder(size: size) else { return .text(.internalServerError, "the placeholder could not be made") }
-            return HTTPResponse(.ok, contentType: image.mimeType, body: image.bytes, headers: Self.artHeaders(tag))
+            return HTTPResponse(.ok, contentType: "image/svg+xml", body: Placeholder.svg(size: size), headers: Self.artHeaders(tag))
         }
         let result = await plane.send(.artwork(id: id, fitting: size), from: source)
         guard case .artwork(_, let mimeType, let bytes) = result.payload else {
@@ -148,6 +146,29 @@ struct WebRoutes: Sendable {
     /// An id names the picture's bytes, so what it answers never changes.
     private static func artHeaders(_ tag: String) -> HTTPHeaders {
         ["Cache-Control": "public, max-age=31536000, immutable", "ETag": tag]
+    }
+}
+
+/// The cover of a track without one: a record on a dark ground, drawn as SVG, so it is sharp at
+/// any size, a few hundred bytes, and costs no image library (a JPEG drawn per size needed a
+/// picture's worth of memory and libjpeg-turbo's encoder for nothing the browser cannot scale).
+enum Placeholder {
+    static func svg(size: Int) -> [UInt8] {
+        var grooves = ""
+        var radius = 19.0
+        while radius < 39.5 {
+            grooves += #"<circle r="\#(radius)"/>"#
+            radius += 2.2
+        }
+        return Array(#"""
+            <svg xmlns="http://www.w3.org/2000/svg" width="\#(size)" height="\#(size)" viewBox="-50 -50 100 100">\#
+            <defs><linearGradient id="g" x1="0" y1="0" x2="0" y2="1"><stop offset="0" stop-color="#2e3240"/>\#
+            <stop offset="1" stop-color="#111219"/></linearGradient></defs>\#
+            <rect x="-50" y="-50" width="100" height="100" fill="url(#g)"/>\#
+            <circle r="42" fill="#0b0b0e" stroke="#464854" stroke-width="0.6"/>\#
+            <g fill="none" stroke="#26262e" stroke-width="0.3">\#(grooves)</g>\#
+            <circle r="15" fill="#aa5c40"/><circle r="1.2" fill="#111219"/></svg>
+            """#.utf8)
     }
 }
 
