@@ -273,7 +273,7 @@ public func pythonWith(_ requirement: String) throws -> String {
         guard made.status == 0 else { throw TestSupportError("python3 -m venv: \(made)") }
         let installed = try runProcess(venv + "/bin/pip", ["install", "--quiet", requirement], timeout: 300)
         guard installed.status == 0 else { throw TestSupportError("pip install \(requirement): \(installed)") }
-        FileManager.default.createFile(atPath: venv + "/ready", contents: nil)
+        _ = FileManager.default.createFile(atPath: venv + "/ready", contents: nil)
     }
     return python
 }

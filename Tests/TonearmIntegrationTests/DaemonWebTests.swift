@@ -42,7 +42,7 @@ final class DaemonWebTests: XCTestCase {
         XCTAssertTrue(world.daemon.isRunning, daemonReport(world.daemon))
         for name in ["web-360x740.png", "web-1280x800.png"] {
             let size = (try? FileManager.default.attributesOfItem(atPath: screenshots + "/" + name)[.size] as? Int) ?? 0
-            XCTAssertGreaterThan(size ?? 0, 10_000, "\(name) was saved")
+            XCTAssertGreaterThan(size, 10_000, "\(name) was saved")
         }
     }
 
