@@ -43,7 +43,9 @@ public final class WebPlugIn: PlugIn {
         defer { server.stop() }
         let client = plane.newClient()
         let routes = WebRoutes(plane: plane, token: token, source: CommandSource("web", client: client))
-        await withTaskGroup(of: Void.self) { group in
+        // Discarding: a request's task is gone once it answered (a plain group would keep every
+        // finished one until the plug-in stops).
+        await withDiscardingTaskGroup { group in
             group.addTask { await Self.forward(changes, plane, to: server) }
             for await input in inputs {
                 switch input {
