@@ -162,9 +162,6 @@ public final class HTTPServer: Sendable {
 
     deinit { stop() }
 
-    /// The port it listens on (the one asked for, or the one given for port 0).
-    public var port: Int { listener.localAddress?.port ?? options.port }
-
     public func start() {
         phase.withLock { phase in
             precondition(phase == 0, "HTTPServer.start() called twice or after stop()")
@@ -212,9 +209,6 @@ public final class HTTPServer: Sendable {
             loop.execute { body(service.value) }
         }
     }
-
-    /// Connections now, WebSockets included.
-    public var clientCount: Int { status.clientCount.load(ordering: .relaxed) }
 }
 
 /// The server's side on its loop: the connections, which of them are WebSockets, the handler.
