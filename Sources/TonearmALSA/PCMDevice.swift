@@ -156,6 +156,13 @@ public final class PCMDevice: @unchecked Sendable {
             return nil
         }
         if avail < 0 { return recover(Int32(avail)) }
+        if snd_pcm_state(pcm) == SND_PCM_STATE_PREPARED {
+            // Not started, and less room than a period: what was written (a short period, the
+            // decoder's first blocks) stops short of the start threshold, and waiting would
+            // wait for ever. The buffer is as full as whole periods make it: start.
+            let started = snd_pcm_start(pcm)
+            if started < 0 { return recover(started) }
+        }
         let ready = snd_pcm_wait(pcm, timeoutMilliseconds)
         if ready == 0 { return .stalled }
         if ready > 0 {
