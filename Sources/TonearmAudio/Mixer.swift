@@ -48,6 +48,8 @@ public final class MixerInput: @unchecked Sendable {
     fileprivate var fadeRamp: GainRamp
     fileprivate var levelRamp = GainRamp(1)
     fileprivate var seenGeneration = 0
+    /// Whether the last chunk rendered read this input.
+    fileprivate var renderedLast = false
 
     /// The factors apply from the first sample, with no ramp.
     public init(ring: SPSCRing, gain: Float = 1, duckLevel: Float = 1, fade: Float = 1, isEnabled: Bool = true) {
@@ -166,6 +168,15 @@ public final class MixerInput: @unchecked Sendable {
 /// A secondary input with fewer frames than the period is padded with silence; one whose ring
 /// is empty contributes nothing. Its ramps keep the device's time meanwhile, so a stream that
 /// restarts does so at the gain its ramps have reached, not partway through an old ramp.
+///
+/// With a history (`keepHistory`), what was rendered can be rendered again: the mixer renders
+/// in chunks of `granule` frames and notes before each chunk where every input's ring was and
+/// where its ramps, the limiter and the dither stood. `rewind(to:)` puts all of that back as it
+/// was at a noted frame, so what follows is rendered again with the targets as they are now —
+/// the same samples, bit for bit, where nothing changed. The frames are counted on the mixer's
+/// own clock (`renderedFrames`). No rewind goes back past a *barrier*: an input that stopped
+/// being read (a stream that ended or was held, the player paused or idle), or a point the
+/// owner marks (`markBarrier`: a track boundary).
 public final class Mixer: @unchecked Sendable {
     public let inputs: [MixerInput]
     public private(set) var maxFrames: Int
@@ -184,6 +195,37 @@ public final class Mixer: @unchecked Sendable {
     private var dither = TPDFDither()
     private var limiter: PeakLimiter
 
+    /// Frames rendered since the mixer was made: the clock rewinds are counted on.
+    public private(set) var renderedFrames = 0
+    /// Frames a chunk holds while a history is kept.
+    public static let granule = 128
+    private var notes: UnsafeMutablePointer<Note>
+    private var inputNotes: UnsafeMutablePointer<InputNote>
+    /// Notes kept: `noteCount` of them, the oldest at `firstNote`, in a circle of `noteCapacity`.
+    private var noteCapacity = 0
+    private var firstNote = 0
+    private var noteCount = 0
+    /// No rewind goes before this frame.
+    private var barrier = 0
+
+    /// Where everything stood before a chunk.
+    private struct Note {
+        var frame: Int
+        var limiter: PeakLimiter
+        var dither: TPDFDither
+    }
+
+    private struct InputNote {
+        /// Whether the input was read then.
+        var read: Bool
+        var readIndex: Int
+        var volume: GainRamp
+        var duck: GainRamp
+        var fade: GainRamp
+        var level: GainRamp
+        var generation: Int
+    }
+
     public init(inputs: [MixerInput], format: DeviceFormat, maxFrames: Int, timing: MixerTiming = MixerTiming()) {
         precondition(!inputs.isEmpty)
         self.inputs = inputs
@@ -197,6 +239,8 @@ public final class Mixer: @unchecked Sendable {
         limiter = PeakLimiter(releaseSeconds: timing.limiterRelease, sampleRate: format.sampleRate)
         intScratch = .allocate(capacity: maxFrames * format.channels)
         floatScratch = .allocate(capacity: maxFrames * format.channels)
+        notes = .allocate(capacity: 1)
+        inputNotes = .allocate(capacity: 1)
     }
 
     /// A mixer whose volume changes take `rampSeconds`; the other times are the defaults.
@@ -207,6 +251,8 @@ public final class Mixer: @unchecked Sendable {
     deinit {
         intScratch.deallocate()
         floatScratch.deallocate()
+        notes.deallocate()
+        inputNotes.deallocate()
     }
 
     private static func frames(_ seconds: Double, _ sampleRate: Int) -> Int {
@@ -232,6 +278,149 @@ public final class Mixer: @unchecked Sendable {
         duckFrames = Mixer.frames(self.timing.duck, format.sampleRate)
         duckRestoreFrames = Mixer.frames(self.timing.duckRestore, format.sampleRate)
         limiter.configure(releaseSeconds: self.timing.limiterRelease, sampleRate: format.sampleRate)
+    }
+
+    /// Keeps what the last `frames` frames rendered need to be rendered again (0: nothing kept;
+    /// every ring then lets go of what it has read). Allocates, so it is called between
+    /// periods; what was kept before is forgotten.
+    public func keepHistory(frames: Int) {
+        let capacity = frames > 0 ? frames / Mixer.granule + 2 : 0
+        if capacity > noteCapacity {
+            notes.deallocate()
+            inputNotes.deallocate()
+            notes = .allocate(capacity: capacity)
+            inputNotes = .allocate(capacity: capacity * inputs.count)
+        }
+        noteCapacity = capacity
+        let channels = max(1, format.channels)
+        for input in inputs {
+            // As much as the notes can reach back to, within half the ring: the rest is the
+            // producer's room.
+            input.ring.keepHistory(capacity == 0 ? 0 : min(capacity * Mixer.granule * channels, input.ring.capacity / 2))
+        }
+        forgetHistory()
+    }
+
+    /// Nothing rendered so far will be rendered again (the device dropped it, or played it
+    /// all): the notes go and the rings let go of what was read.
+    public func forgetHistory() {
+        firstNote = 0
+        noteCount = 0
+        barrier = renderedFrames
+        for input in inputs { input.ring.release(upTo: Int.max) }
+    }
+
+    /// No rewind goes before the frame rendered next.
+    public func markBarrier() { barrier = renderedFrames }
+
+    /// The notes before `frame` will never be rewound to (the device has played that far): they
+    /// go, and each ring lets go of what only they needed.
+    public func releaseHistory(before frame: Int) {
+        while noteCount > 1 && notes[(firstNote + 1) % max(1, noteCapacity)].frame <= frame {
+            dropOldestNote()
+        }
+        releaseRings()
+    }
+
+    /// The earliest noted frame at or after `frame` that `rewind(to:)` can return to, or nil.
+    public func rewindPoint(notBefore frame: Int) -> Int? {
+        var k = 0
+        while k < noteCount {
+            let index = (firstNote + k) % noteCapacity
+            let note = notes[index]
+            k += 1
+            guard note.frame >= frame, note.frame >= barrier else { continue }
+            if canRestore(index) { return note.frame }
+        }
+        return nil
+    }
+
+    /// Puts everything back as it stood at `frame`, a point `rewindPoint` gave: what follows is
+    /// rendered again. False, changing nothing, when it is not one.
+    @discardableResult
+    public func rewind(to frame: Int) -> Bool {
+        var k = noteCount - 1
+        while k >= 0 {
+            let index = (firstNote + k) % noteCapacity
+            if notes[index].frame == frame { break }
+            k -= 1
+        }
+        guard k >= 0, frame >= barrier else { return false }
+        let index = (firstNote + k) % noteCapacity
+        guard canRestore(index) else { return false }
+        let note = notes[index]
+        limiter = note.limiter
+        dither = note.dither
+        var i = 0
+        while i < inputs.count {
+            let input = inputs[i]
+            let saved = inputNotes[index * inputs.count + i]
+            input.ring.rewind(to: saved.readIndex)
+            input.volumeRamp = saved.volume
+            input.duckRamp = saved.duck
+            input.fadeRamp = saved.fade
+            input.levelRamp = saved.level
+            // A stream attached since starts afresh from its first sample, here.
+            input.seenGeneration = saved.generation
+            i += 1
+        }
+        renderedFrames = frame
+        // The notes after it are rendered anew.
+        noteCount = k
+        return true
+    }
+
+    /// Whether every input's ring still holds what the note at `index` needs: from there, or
+    /// from the cut taken since (a new stream, a seek: what follows it starts at the note).
+    /// Cuts whose audio before them must play out are barriers of the owner's.
+    /// An input read then and no longer read now is a barrier too, whether or not a chunk has
+    /// been rendered since it stopped: what it played is not rendered again without it.
+    private func canRestore(_ index: Int) -> Bool {
+        var i = 0
+        while i < inputs.count {
+            let saved = inputNotes[index * inputs.count + i]
+            guard inputs[i].ring.rewindTarget(saved.readIndex) != nil, !saved.read || inputs[i].isEnabledForRendering else {
+                return false
+            }
+            i += 1
+        }
+        return true
+    }
+
+    private func dropOldestNote() {
+        firstNote = (firstNote + 1) % noteCapacity
+        noteCount -= 1
+    }
+
+    /// Each ring keeps what the oldest note needs.
+    private func releaseRings() {
+        var i = 0
+        while i < inputs.count {
+            let ring = inputs[i].ring
+            ring.release(upTo: noteCount > 0 ? inputNotes[firstNote * inputs.count + i].readIndex : Int.max)
+            i += 1
+        }
+    }
+
+    /// Notes where everything stands before the chunk rendered next.
+    @inline(__always)
+    private func note() {
+        guard noteCapacity > 0 else { return }
+        if noteCount == noteCapacity {
+            dropOldestNote()
+            releaseRings()
+        }
+        let index = (firstNote + noteCount) % noteCapacity
+        notes[index] = Note(frame: renderedFrames, limiter: limiter, dither: dither)
+        var i = 0
+        while i < inputs.count {
+            let input = inputs[i]
+            inputNotes[index * inputs.count + i] = InputNote(
+                read: input.isEnabledForRendering, readIndex: input.ring.samplesRead, volume: input.volumeRamp, duck: input.duckRamp,
+                fade: input.fadeRamp, level: input.levelRamp, generation: input.seenGeneration)
+            i += 1
+        }
+        noteCount += 1
     }
 
     /// `input` has gone silent: its fade, volume or duck has reached 0 and is meant to stay
@@ -260,8 +449,29 @@ public final class Mixer: @unchecked Sendable {
     // `PeakLimiter` are part of it.
 
     /// Renders up to `frames` frames into `destination` (device format, interleaved); returns
-    /// the number rendered, 0 when the primary stream has nothing ready.
+    /// the number rendered, 0 when the primary stream has nothing ready. With a history, in
+    /// chunks of `granule` frames, each noted first.
     public func render(into destination: UnsafeMutableRawPointer, frames requested: Int) -> Int {
+        guard noteCapacity > 0 else {
+            let n = renderChunk(into: destination, frames: requested)
+            renderedFrames += n
+            return n
+        }
+        let bytesPerFrame = format.bytesPerFrame
+        var done = 0
+        while done < requested {
+            note()
+            let wanted = min(Mixer.granule, requested - done)
+            let n = renderChunk(into: destination + done * bytesPerFrame, frames: wanted)
+            renderedFrames += n
+            done += n
+            if n < wanted { break }
+        }
+        return done
+    }
+
+    @inline(__always)
+    private func renderChunk(into destination: UnsafeMutableRawPointer, frames requested: Int) -> Int {
         let channels = format.channels
         let primary = inputs[0]
         let primaryEnabled = primary.isEnabledForRendering
@@ -281,10 +491,15 @@ public final class Mixer: @unchecked Sendable {
         while index < inputs.count {
             let input = inputs[index]
             if index > 0 && input.ring.reachedCut != nil { input.ring.takeCut() }
-            if index == 0 ? primaryEnabled : input.isEnabledForRendering {
+            let enabled = index == 0 ? primaryEnabled : input.isEnabledForRendering
+            if enabled {
                 prepare(input)
                 if index > 0 && input.ring.readableSamples >= channels { othersHaveData = true }
+            } else if input.renderedLast {
+                // What it played up to here is not rendered again without it.
+                barrier = renderedFrames
             }
+            input.renderedLast = enabled
             index += 1
         }
 

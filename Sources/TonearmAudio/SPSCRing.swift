@@ -13,6 +13,10 @@ import Synchronization
 /// at the end of what was written; a seek or a skip is a cut at once (`at` ≤ the read index),
 /// which discards what was read ahead; changing the next track is a cut where it begins. One
 /// cut is pending at a time: the producer waits for `cutTaken` before the next.
+///
+/// The consumer may keep a *history*: what it has read stays in the ring, so that it can read
+/// it again (`rewind`), until it lets it go (`release`). The producer's room counts from the
+/// oldest sample kept, and the history never takes more than `historyLimit` samples of it.
 public final class SPSCRing: @unchecked Sendable {
     /// A cut the consumer has reached.
     public struct Cut: Sendable, Equatable {
@@ -32,6 +36,13 @@ public final class SPSCRing: @unchecked Sendable {
     private let storage: UnsafeMutablePointer<Int32>
     private let writeIndex = Atomic<Int>(0)
     private let readIndex = Atomic<Int>(0)
+    /// The oldest sample the consumer keeps (≤ `readIndex`); the producer's room ends there.
+    private let keptIndex = Atomic<Int>(0)
+    /// Consumer only: the first sample after the last cut taken, which no rewind goes before.
+    private var cutFloor = 0
+    /// Consumer only: whether what is read is kept until released, and at most how much.
+    private var keepsHistory = false
+    private var historyLimit = 0
     /// Where the consumer stops reading for the pending cut; `Int.max` when none is pending.
     private let cutAt = Atomic<Int>(Int.max)
     /// Where the consumer resumes after the pending cut.
@@ -59,7 +70,7 @@ public final class SPSCRing: @unchecked Sendable {
 
     /// Room for this many samples.
     public var freeSamples: Int {
-        capacity - (writeIndex.load(ordering: .relaxed) - readIndex.load(ordering: .acquiring))
+        capacity - (writeIndex.load(ordering: .relaxed) - keptIndex.load(ordering: .acquiring))
     }
 
     /// Copies as many whole frames (`frameSize` samples each) as fit; returns how many samples
@@ -67,8 +78,8 @@ public final class SPSCRing: @unchecked Sendable {
     @discardableResult
     public func write(_ samples: UnsafeBufferPointer<Int32>, frameSize: Int = 1) -> Int {
         let w = writeIndex.load(ordering: .relaxed)
-        let r = readIndex.load(ordering: .acquiring)
-        var count = min(samples.count, capacity - (w - r))
+        let kept = keptIndex.load(ordering: .acquiring)
+        var count = min(samples.count, capacity - (w - kept))
         count -= count % frameSize
         guard count > 0, let base = samples.baseAddress else { return 0 }
         let start = w % capacity
@@ -125,8 +136,47 @@ public final class SPSCRing: @unchecked Sendable {
         destination.update(from: storage + start, count: first)
         if n > first { (destination + first).update(from: storage, count: n - first) }
         readIndex.store(r + n, ordering: .releasing)
+        let kept = keptIndex.load(ordering: .relaxed)
+        let oldest = keepsHistory ? max(kept, r + n - historyLimit) : r + n
+        if oldest > kept { keptIndex.store(oldest, ordering: .releasing) }
         return n
     }
+
+    /// Keeps what is read from now on, at most `limit` samples of it (less than the capacity:
+    /// the producer needs room), until `release`d; `limit` 0 keeps nothing.
+    public func keepHistory(_ limit: Int) {
+        keepsHistory = limit > 0
+        historyLimit = min(max(0, limit), capacity)
+        if !keepsHistory { release(upTo: Int.max) }
+    }
+
+    /// Lets go of what was read before sample `index`: the producer may write over it.
+    @inline(__always)
+    public func release(upTo index: Int) {
+        let oldest = min(index, readIndex.load(ordering: .relaxed))
+        if oldest > keptIndex.load(ordering: .relaxed) { keptIndex.store(oldest, ordering: .releasing) }
+    }
+
+    /// Where a rewind to `index` would land: `index`, or the first sample after a cut taken
+    /// since; nil when that much is no longer kept.
+    @inline(__always)
+    public func rewindTarget(_ index: Int) -> Int? {
+        let target = max(index, cutFloor)
+        guard target >= keptIndex.load(ordering: .relaxed), target <= readIndex.load(ordering: .relaxed) else { return nil }
+        return target
+    }
+
+    /// Reads again from `index` (see `rewindTarget`); false, changing nothing, when it cannot.
+    @inline(__always)
+    @discardableResult
+    public func rewind(to index: Int) -> Bool {
+        guard let target = rewindTarget(index) else { return false }
+        readIndex.store(target, ordering: .releasing)
+        return true
+    }
+
+    /// The first sample after the last cut taken: no rewind goes before it.
+    public var firstSinceCut: Int { cutFloor }
 
     /// The pending cut, once the reader has reached it.
     public var reachedCut: Cut? {
@@ -139,6 +189,9 @@ public final class SPSCRing: @unchecked Sendable {
     public func takeCut() {
         let resume = resumeAt.load(ordering: .relaxed)
         if resume > readIndex.load(ordering: .relaxed) { readIndex.store(resume, ordering: .releasing) }
+        // What came before the cut is never read again.
+        cutFloor = readIndex.load(ordering: .relaxed)
+        keptIndex.store(cutFloor, ordering: .releasing)
         cutAt.store(Int.max, ordering: .releasing)
         cutGeneration.add(1, ordering: .releasing)
     }

@@ -1,5 +1,6 @@
 #if canImport(Glibc)
 import Glibc
+import Synchronization
 #endif
 
 /// A named POSIX thread running one closure. Threads are named by role (decoder, output), so
@@ -81,31 +82,59 @@ private func nameCurrentThread(_ name: String) {
     close(fd)
 }
 
-/// Wakes a thread that waits for work, without a lock: a POSIX semaphore. Posts coalesce; a
-/// waiter returns at the latest after its timeout, or only when posted (`wait()`).
+/// Wakes a thread that waits for work, without a lock: a non-blocking pipe, so that a thread
+/// can also wait for it beside other descriptors (`descriptor`, in its own `poll`). Posts
+/// coalesce: one that finds the wake-up already posted makes no system call. A waiter returns
+/// at the latest after its timeout, or only when posted (`wait()`).
 public final class Wakeup: @unchecked Sendable {
-    private var semaphore = sem_t()
+    /// The read end: readable while a post waits to be taken.
+    public let descriptor: Int32
+    private let writeEnd: Int32
+    private let posted = Atomic<Bool>(false)
 
-    public init() { sem_init(&semaphore, 0, 0) }
-    deinit { sem_destroy(&semaphore) }
+    public init() {
+        var ends: [Int32] = [-1, -1]
+        let rc = pipe(&ends)
+        precondition(rc == 0, "pipe: \(String(cString: strerror(errno)))")
+        for end in ends {
+            _ = fcntl(end, F_SETFL, fcntl(end, F_GETFL) | O_NONBLOCK)
+            _ = fcntl(end, F_SETFD, FD_CLOEXEC)
+        }
+        descriptor = ends[0]
+        writeEnd = ends[1]
+    }
+
+    deinit {
+        close(descriptor)
+        close(writeEnd)
+    }
 
     public func post() {
-        var value: Int32 = 0
-        sem_getvalue(&semaphore, &value)
-        if value == 0 { sem_post(&semaphore) }
+        guard !posted.exchange(true, ordering: .sequentiallyConsistent) else { return }
+        var one: UInt8 = 1
+        _ = write(writeEnd, &one, 1)
     }
 
     /// Sleeps until posted: for a thread with nothing to do until another gives it work.
-    public func wait() {
-        while sem_wait(&semaphore) != 0 && errno == EINTR {}
+    public func wait() { wait(timeout: -1) }
+
+    public func wait(milliseconds: Int) { wait(timeout: Int32(clamping: max(0, milliseconds))) }
+
+    /// Takes a post that was made, without waiting: for a thread that found the descriptor
+    /// readable in its own poll.
+    public func consume() {
+        // Emptied, then marked not posted: a post in between finds it still posted and writes
+        // nothing, but what it posted for is seen by the caller, which looks again after this.
+        // The other way round, a post in between would be read here and leave it marked
+        // posted with nothing to read: every later post would be lost.
+        var bytes: (UInt64, UInt64) = (0, 0)
+        _ = withUnsafeMutableBytes(of: &bytes) { read(descriptor, $0.baseAddress, $0.count) }
+        _ = posted.exchange(false, ordering: .sequentiallyConsistent)
     }
 
-    public func wait(milliseconds: Int) {
-        var deadline = timespec()
-        clock_gettime(CLOCK_REALTIME, &deadline)
-        let nanos = Int(deadline.tv_nsec) + (milliseconds % 1000) * 1_000_000
-        deadline.tv_sec += milliseconds / 1000 + nanos / 1_000_000_000
-        deadline.tv_nsec = nanos % 1_000_000_000
-        while sem_timedwait(&semaphore, &deadline) != 0 && errno == EINTR {}
+    private func wait(timeout: Int32) {
+        var slot = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
+        while poll(&slot, 1, timeout) < 0 && errno == EINTR {}
+        if slot.revents != 0 { consume() }
     }
 }
