@@ -32,6 +32,9 @@ public final class PCMDevice: @unchecked Sendable {
     /// lacked then (`bufferFrames` minus this is what it still had to play, as ALSA's delay is
     /// without the hardware's own FIFO). Read by the owning thread to tell what is heard.
     public private(set) var availableFrames = 0
+    /// The PCM's poll descriptors, then one slot for the caller's wake-up descriptor.
+    private let pollSlots: UnsafeMutablePointer<pollfd>
+    private let pcmDescriptors: Int
 
     public static let maxChannels = 8
 
@@ -53,9 +56,16 @@ public final class PCMDevice: @unchecked Sendable {
             snd_pcm_close(handle)
             throw ALSAError(device: name, operation: "prepare", code: rc)
         }
+        let count = max(0, Int(snd_pcm_poll_descriptors_count(handle)))
+        pollSlots = .allocate(capacity: count + 1)
+        pollSlots.initialize(repeating: pollfd(fd: -1, events: 0, revents: 0), count: count + 1)
+        pcmDescriptors = count > 0 ? Int(snd_pcm_poll_descriptors(handle, pollSlots, UInt32(count))) : 0
     }
 
-    deinit { snd_pcm_close(pcm) }
+    deinit {
+        snd_pcm_close(pcm)
+        pollSlots.deallocate()
+    }
 
     private static func configure(pcm: OpaquePointer, name: String, request: OutputRequest) throws(ALSAError) -> DeviceFormat {
         var hwp: OpaquePointer?
@@ -124,6 +134,8 @@ public final class PCMDevice: @unchecked Sendable {
         case recoveredUnderrun
         /// No room appeared within the timeout: the device stopped consuming.
         case stalled
+        /// The wake-up descriptor became readable before there was room.
+        case woken
         /// The device failed with this (negative) code.
         case failed(Int32)
     }
@@ -148,8 +160,10 @@ public final class PCMDevice: @unchecked Sendable {
     /// late as possible: a change of gain then reaches the device one buffer after it is made,
     /// not a buffer and a period. `.stalled` when no room came within the timeout; an underrun
     /// is recovered as by `write`.
+    /// `wake`, when not -1, is a descriptor that ends the wait when it becomes readable
+    /// (`.woken`): the caller's doorbell, for a command that must not wait for the device.
     @inline(__always)
-    public func waitForRoom(_ frames: Int, timeoutMilliseconds: Int32) -> WriteOutcome? {
+    public func waitForRoom(_ frames: Int, timeoutMilliseconds: Int32, wake: Int32 = -1) -> WriteOutcome? {
         let avail = snd_pcm_avail_update(pcm)
         if avail >= frames {
             availableFrames = Int(avail)
@@ -163,14 +177,91 @@ public final class PCMDevice: @unchecked Sendable {
             let started = snd_pcm_start(pcm)
             if started < 0 { return recover(started) }
         }
-        let ready = snd_pcm_wait(pcm, timeoutMilliseconds)
-        if ready == 0 { return .stalled }
-        if ready > 0 {
-            // Woken at the wake-up threshold (a period): that much room, to within a period.
-            availableFrames = frames
-            return nil
+        guard wake >= 0, pcmDescriptors > 0 else {
+            let ready = snd_pcm_wait(pcm, timeoutMilliseconds)
+            if ready == 0 { return .stalled }
+            if ready > 0 {
+                // Woken at the wake-up threshold (a period): that much room, to within a period.
+                availableFrames = frames
+                return nil
+            }
+            return recover(ready)
         }
-        return recover(ready)
+        pollSlots[pcmDescriptors] = pollfd(fd: wake, events: Int16(POLLIN), revents: 0)
+        while true {
+            let ready = poll(pollSlots, nfds_t(pcmDescriptors + 1), timeoutMilliseconds)
+            if ready == 0 { return .stalled }
+            if ready < 0 {
+                if errno == EINTR { continue }
+                return .failed(-errno)
+            }
+            if pollSlots[pcmDescriptors].revents != 0 { return .woken }
+            var events: UInt16 = 0
+            let rc = snd_pcm_poll_descriptors_revents(pcm, pollSlots, UInt32(pcmDescriptors), &events)
+            if rc < 0 { return .failed(rc) }
+            if events & UInt16(POLLERR) != 0 {
+                // An xrun or a suspend; a device gone says so on the next call.
+                let state = snd_pcm_state(pcm)
+                return recover(state == SND_PCM_STATE_SUSPENDED ? -ESTRPIPE : (state == SND_PCM_STATE_DISCONNECTED ? -ENODEV : -EPIPE))
+            }
+            if events & UInt16(POLLOUT) != 0 {
+                availableFrames = frames
+                return nil
+            }
+        }
+    }
+
+    // MARK: Taking back what is written
+
+    /// Frames written and not yet played that the device can give back now (0 when it cannot
+    /// rewind at all).
+    @inline(__always)
+    public func rewindableFrames() -> Int {
+        max(0, Int(snd_pcm_rewindable(pcm)))
+    }
+
+    /// Moves the write position back by up to `frames` frames; the frames taken back.
+    @inline(__always)
+    public func rewind(_ frames: Int) -> Int {
+        max(0, Int(snd_pcm_rewind(pcm, snd_pcm_uframes_t(frames))))
+    }
+
+    /// Moves the write position forward over what is there (after a rewind undone).
+    @inline(__always)
+    public func forward(_ frames: Int) -> Int {
+        max(0, Int(snd_pcm_forward(pcm, snd_pcm_uframes_t(frames))))
+    }
+
+    /// Frames written and not yet played; 0 when not running, nil when the device failed.
+    public func delayFrames() -> Int? {
+        var delay: snd_pcm_sframes_t = 0
+        let state = snd_pcm_state(pcm)
+        guard state == SND_PCM_STATE_RUNNING || state == SND_PCM_STATE_DRAINING else { return 0 }
+        guard snd_pcm_delay(pcm, &delay) == 0 else { return nil }
+        return max(0, Int(delay))
+    }
+
+    /// Starts a device that has frames but fewer than its start threshold.
+    public func startIfPrepared() {
+        if snd_pcm_state(pcm) == SND_PCM_STATE_PREPARED, snd_pcm_avail_update(pcm) < format.bufferFrames {
+            snd_pcm_start(pcm)
+        }
+    }
+
+    /// Whether the device takes back what it has not played: a frame of silence is written and
+    /// taken back. Before anything else is written, on a device just opened.
+    public func canRewind() -> Bool {
+        let silence = [UInt8](repeating: 0, count: format.bytesPerFrame * 64)
+        let written = silence.withUnsafeBytes { Int(snd_pcm_writei(pcm, $0.baseAddress, 64)) }
+        guard written > 0 else { return false }
+        let rewindable = rewindableFrames()
+        let taken = rewind(min(written, rewindable))
+        let whole = taken == written
+        if !whole {
+            // Started over: nothing of the probe is left.
+            drop()
+        }
+        return whole
     }
 
     @inline(__always)

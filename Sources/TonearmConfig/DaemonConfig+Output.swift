@@ -4,10 +4,20 @@ extension DaemonConfig {
         /// `device`: the ALSA PCM ("default", "hw:CARD=DAC", "plughw:1,0"), or "pipe:PATH", a
         /// named pipe such as Snapcast's.
         public var device = "default"
-        /// `period_frames`: frames per ALSA period, the unit the output thread writes.
+        /// `period_frames`: frames per ALSA period, the unit the output thread writes, when the
+        /// buffer is given in frames or the device cannot rewind.
         public var periodFrames = 256
-        /// `buffer_frames`: frames in the ALSA buffer; at least two periods.
+        /// `buffer_frames`: frames in the ALSA buffer; at least two periods. A command is heard
+        /// one buffer after it is made.
         public var bufferFrames = 1024
+        /// `buffer_ms`: the ALSA buffer in milliseconds on a device that can take back what it
+        /// has not played, with a period a quarter of it; a command to the player is heard
+        /// within `rewind_guard_ms` all the same. Not with `period_frames` or `buffer_frames`
+        /// (the two ways exclude each other); nil (the default): frames.
+        public var bufferMilliseconds: Int?
+        /// `rewind_guard_ms`: what a rewind leaves the device to play — how late a command is
+        /// heard, and the time the output thread has to write again.
+        public var rewindGuardMilliseconds = 5
         /// `mixer_control`: a hardware volume control (an ALSA simple mixer element such as
         /// "PCM" or "Digital"); nil when volume is applied in software.
         public var mixerControl: String?
@@ -19,6 +29,8 @@ extension DaemonConfig {
         public var readAheadSeconds = 2.0
 
         public static let periodFramesRange = 16...65536
+        public static let bufferMillisecondsRange = 20...2000
+        public static let rewindGuardMillisecondsRange = 1...100
         public static let minimumReopenIntervalMilliseconds = 10
         public static let readAheadSecondsRange = 0.1...60.0
 
@@ -31,8 +43,19 @@ extension DaemonConfig.Output: ConfigSection {
 
     mutating func read(from table: inout ConfigTableReader) throws(ConfigError) {
         try table.read("device", into: &device)
-        try table.read("period_frames", into: &periodFrames)
-        try table.read("buffer_frames", into: &bufferFrames)
+        var period: Int?
+        var buffer: Int?
+        var milliseconds: Int?
+        try table.read("period_frames", into: &period)
+        try table.read("buffer_frames", into: &buffer)
+        try table.read("buffer_ms", into: &milliseconds)
+        try table.read("rewind_guard_ms", into: &rewindGuardMilliseconds)
+        try table.check.require(
+            milliseconds == nil || (period == nil && buffer == nil), "buffer_ms",
+            "and period_frames or buffer_frames are two ways to size the buffer: give one")
+        periodFrames = period ?? periodFrames
+        bufferFrames = buffer ?? bufferFrames
+        bufferMilliseconds = milliseconds
         try table.read("mixer_control", into: &mixerControl)
         try table.read("mixer_card", into: &mixerCard)
         try table.read("reopen_interval_ms", into: &reopenIntervalMilliseconds)
@@ -41,6 +64,8 @@ extension DaemonConfig.Output: ConfigSection {
 
     func validate(_ check: ConfigCheck) throws(ConfigError) {
         try check.name("device", device)
+        if let bufferMilliseconds { try check.range("buffer_ms", bufferMilliseconds, Self.bufferMillisecondsRange) }
+        try check.range("rewind_guard_ms", rewindGuardMilliseconds, Self.rewindGuardMillisecondsRange)
         try check.range("period_frames", periodFrames, Self.periodFramesRange)
         // Two periods at least, so one can be written while the other plays.
         try check.require(

@@ -69,6 +69,7 @@ package enum Reports {
             ("rate", JSONValue(output.sampleRate)), ("channels", JSONValue(output.channels)),
             ("periodFrames", JSONValue(output.periodFrames)), ("bufferFrames", JSONValue(output.bufferFrames)),
             ("underruns", .int(output.underruns)), ("losses", .int(output.losses)),
+            ("rewinds", JSONValue(output.rewinds)), ("rewindCount", .int(output.rewindCount)),
             ("error", JSONValue(output.error)),
         ])
     }
@@ -180,7 +181,12 @@ package enum Reports {
         }
         if output.underruns > 0 {
             flags.append(("underruns", "\(output.underruns) underruns so far",
-                          "raise [output] buffer_frames, or give the service real-time priority (LimitRTPRIO)"))
+                          "raise [output] buffer_ms, or give the service real-time priority (LimitRTPRIO)"))
+        }
+        if output.rewinds == false {
+            let late = (output.bufferFrames ?? 0) * 1000 / max(1, output.sampleRate ?? 1)
+            flags.append(("noRewind", "'\(output.device)' cannot take back what it has not played: it plays with a buffer of \(output.bufferFrames ?? 0) frames, and commands are heard \(late) ms late",
+                          "play to the card itself (hw:CARD=…, aplay -L) rather than through a plugin that cannot rewind"))
         }
         return .object([
             ("session", playerSession(state.sessions)),

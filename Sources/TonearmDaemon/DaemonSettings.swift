@@ -45,6 +45,8 @@ public struct DaemonSettings: Sendable {
         playback.device = config.output.device
         playback.periodFrames = config.output.periodFrames
         playback.bufferFrames = config.output.bufferFrames
+        playback.bufferMilliseconds = config.output.bufferMilliseconds
+        playback.rewindGuardMilliseconds = config.output.rewindGuardMilliseconds
         playback.reopenIntervalMilliseconds = config.output.reopenIntervalMilliseconds
         playback.readAheadSeconds = config.output.readAheadSeconds
         mixerControl = config.output.mixerControl

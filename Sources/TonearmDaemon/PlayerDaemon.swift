@@ -241,6 +241,8 @@ public actor PlayerDaemon {
             logger.notice("output thread runs without SCHED_FIFO: \(why) (grant rtprio, e.g. LimitRTPRIO in the service unit)")
         case .memoryLockRefused(let why):
             logger.notice("audio buffers are not locked in memory: \(why) (raise LimitMEMLOCK)")
+        case .rewindRefused(let device, let format):
+            logger.notice("\(rewindRefusedLine(device: device, format))")
         }
     }
 

@@ -130,6 +130,9 @@ extension PlayerDaemon {
         output.underruns = device.underruns
         output.losses = device.losses
         output.reopenIntervalMilliseconds = settings.playback.reopenIntervalMilliseconds
+        let rewinds = engine.rewinds
+        output.rewinds = settings.playback.bufferMilliseconds == nil ? nil : rewinds.supported
+        output.rewindCount = rewinds.count
         return output
     }
 
@@ -165,6 +168,7 @@ extension OutputState {
     var withoutCounters: OutputState {
         var copy = self
         copy.underruns = 0
+        copy.rewindCount = 0
         return copy
     }
 }

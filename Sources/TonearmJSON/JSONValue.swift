@@ -86,4 +86,6 @@ extension JSONValue {
     public init(_ int: Int?) { self = int.map { .int($0) } ?? .null }
     /// `.double(d)` or `.null`.
     public init(_ double: Double?) { self = double.map { .double($0) } ?? .null }
+    /// `.bool(b)` or `.null`.
+    public init(_ bool: Bool?) { self = bool.map { .bool($0) } ?? .null }
 }

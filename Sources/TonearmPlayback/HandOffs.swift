@@ -44,6 +44,11 @@ final class Doorbell: Sendable {
     /// Wakes the thread whatever it waits for, asleep or about to be: for commands.
     func wake() { wakeup.post() }
 
+    /// What `wake()` makes readable, for a thread that waits in a poll of its own beside other
+    /// descriptors (the output thread, on the device); it calls `consume()` once it finds it so.
+    var descriptor: Int32 { wakeup.descriptor }
+    func consume() { wakeup.consume() }
+
     /// Wakes the thread if it sleeps. No system call when it does not.
     func ring() {
         atomicMemoryFence(ordering: .sequentiallyConsistent)

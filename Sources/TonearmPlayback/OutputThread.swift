@@ -9,7 +9,13 @@ import TonearmSystem
 /// device when something wants it, decides what the next period holds — the player, sessions'
 /// streams, or nothing, and then it sleeps until something may play — and renders and writes a
 /// period. Between the marked lines it makes no allocation, takes no lock and makes no system
-/// call but the PCM's wait and write.
+/// call but the PCM's wait, write and rewind, and the read that takes its doorbell's wake-up.
+///
+/// On a device that can rewind (`bufferMilliseconds`), a change to the mix — a gain target, a
+/// stream that starts, a seek — wakes it from its wait on the device: it takes back what the
+/// device has not played beyond the guard, moves the mixer back to where it rendered that from
+/// (`Mixer.rewind`), and renders it again. The buffer can then be large, and the thread wakes a
+/// few times a second, while a command is still heard within the guard.
 ///
 /// It takes no lock anywhere. What it is told comes through the rings, atomics and its doorbell;
 /// what it tells goes out through atomics, `currentFormat` (sequence-locked with this thread its
@@ -30,6 +36,17 @@ struct OutputThread {
     private var deviceFill = 0
     /// Frames written since the device last started (opened, or recovered from an underrun).
     private var writtenSinceStart = 0
+    /// Where the device's write position is, on the mixer's clock (`Mixer.renderedFrames`).
+    private var deviceEnd = 0
+    /// Whether the device takes back what it has not played, and the mixer keeps a history.
+    private var rewinds = false
+    /// The mix changes (`mixGeneration`) taken so far.
+    private var mixSeen = 0
+    /// A seek or skip was taken on a device that rewinds: once the new audio is there, what the
+    /// device has of the old beyond the guard is taken back.
+    private var cutWaiting = false
+    /// After a rewind, the first period is short: written before the device reaches it.
+    private var shortPeriod = false
     /// Whether the device plays faster than real time (`null`, a file): started, it has taken
     /// everything written by the time there is room again, and no underrun was reported.
     private var unpaced = false
@@ -99,6 +116,8 @@ struct OutputThread {
     private enum Aftermath {
         case none
         case announce
+        /// The device ran dry and was prepared again: what it held is gone.
+        case underrun
         /// The device went: 0 for a stall, or the error.
         case lost(Int32)
     }
@@ -149,15 +168,92 @@ struct OutputThread {
     private mutating func renderAndWrite(_ device: any OutputDevice, _ format: DeviceFormat) -> PCMDevice.WriteOutcome? {
         let timeout = engine.stallTimeout(format)
         if period.pending == 0 {
-            if let outcome = device.waitForRoom(format.periodFrames, timeoutMilliseconds: timeout) { return outcome }
+            if rewinds {
+                let generation = engine.mixGeneration.load(ordering: .acquiring)
+                if generation != mixSeen || cutWaiting {
+                    mixSeen = generation
+                    rewind(device, format)
+                }
+            }
+            let outcome = device.waitForRoom(format.periodFrames, timeoutMilliseconds: timeout,
+                                             wake: engine.outputBell.descriptor)
+            if let outcome {
+                if outcome == .woken { engine.outputBell.consume() }
+                return outcome
+            }
             deviceFill = max(0, format.bufferFrames - device.availableFrames)
             unpaced = deviceFill == 0 && writtenSinceStart >= format.bufferFrames
-            period.pending = mixer.render(into: period.buffer, frames: periodLength(format))
+            // What the device has played is never rendered again.
+            if rewinds { mixer.releaseHistory(before: deviceEnd - deviceFill) }
+            var frames = periodLength(format)
+            if shortPeriod {
+                frames = min(frames, max(Mixer.granule, engine.rewindGuardFrames(format)))
+                shortPeriod = false
+            }
+            period.pending = mixer.render(into: period.buffer, frames: frames)
             period.offset = 0
             if period.pending == 0 { return nil }
         }
         return device.write(period.buffer + period.offset * format.bytesPerFrame, count: period.pending,
                             timeoutMilliseconds: timeout)
+    }
+
+    /// Takes back what the device has not played beyond the guard, and moves the mixer back to
+    /// where it rendered that from: what follows is rendered again, with the mix as it is now.
+    /// Nothing changes when the device or the mixer cannot go back far enough to matter. A
+    /// seek or skip waits for its new audio, then takes back the old.
+    @inline(__always)
+    private mutating func rewind(_ device: any OutputDevice, _ format: DeviceFormat) {
+        if cutWaiting && ring.readableSamples == 0 && engine.queueEnd.load(ordering: .acquiring) == Int.max { return }
+        let abandoning = cutWaiting
+        cutWaiting = false
+        guard case .heard = hearing, !unpaced else {
+            if abandoning { dropDevice(device) }
+            return
+        }
+        let guardFrames = engine.rewindGuardFrames(format)
+        let rewindable = device.rewindableFrames()
+        guard rewindable > guardFrames, let point = mixer.rewindPoint(notBefore: deviceEnd - rewindable + guardFrames),
+              point < deviceEnd || (point == deviceEnd && mixer.renderedFrames > deviceEnd) else {
+            if abandoning { dropDevice(device) }
+            return
+        }
+        let frames = deviceEnd - point
+        let taken = frames > 0 ? device.rewind(frames) : 0
+        guard taken == frames, mixer.rewind(to: point) else {
+            // Put back what was taken: the device plays on as it was.
+            if taken > 0 { _ = device.forward(taken) }
+            if abandoning { dropDevice(device) }
+            return
+        }
+        deviceEnd = point
+        deviceFill = max(0, deviceFill - frames)
+        writtenSinceStart -= frames
+        engine.framesWritten.subtract(frames, ordering: .relaxed)
+        engine.rewindCount.add(1, ordering: .relaxed)
+        engine.rewoundFrames.add(frames, ordering: .relaxed)
+        shortPeriod = true
+    }
+
+    /// Stops the device at once, discarding what it holds, and forgets the mixer's history.
+    private mutating func dropDevice(_ device: any OutputDevice) {
+        device.drop()
+        forgetHistory()
+    }
+
+    /// Nothing in the device will be rendered again (dropped, drained, played out, underrun):
+    /// the rings let go of their history, and the producers waiting for room are rung.
+    private mutating func forgetHistory() {
+        mixer.forgetHistory()
+        deviceEnd = mixer.renderedFrames - period.pending
+        cutWaiting = false
+        engine.decoderBell.ring(having: ring.freeSamples)
+        var index = 0
+        while index < engine.streamSlots.count {
+            let slot = engine.streamSlots[index]
+            slot.bell.ring(having: slot.ring.freeSamples)
+            index += 1
+        }
     }
 
     /// A period, cut short where the next item starts while ReplayGain is on, and the start it
@@ -184,6 +280,7 @@ struct OutputThread {
             period.offset += n
             engine.framesWritten.add(n, ordering: .relaxed)
             deviceFill += n
+            deviceEnd += n
             writtenSinceStart += n
             // What is heard now: the player's frames read, less those still in the device or
             // not yet written. Periods without the player hold none of its frames.
@@ -203,7 +300,9 @@ struct OutputThread {
         case .recoveredUnderrun:
             writtenSinceStart = 0
             engine.underrunCount.add(1, ordering: .relaxed)
-            return .announce
+            return .underrun
+        case .woken:
+            return .none
         case .stalled:
             return .lost(0)
         case .failed(let code):
@@ -222,6 +321,9 @@ struct OutputThread {
             break
         case .announce:
             engine.announce()
+        case .underrun:
+            forgetHistory()
+            engine.announce()
         case .lost(let code):
             // Gone (error) or wedged (no period completes): close and reopen later.
             link = .lost
@@ -238,6 +340,9 @@ struct OutputThread {
         while index < engine.streamSlots.count {
             let slot = engine.streamSlots[index]
             slot.bell.ring(having: slot.ring.freeSamples)
+            // A producer waiting for its stream to be read to the end: the history kept may
+            // hold its room back, but not that.
+            if slot.ring.isEmpty { slot.bell.ring() }
             index += 1
         }
     }
@@ -271,17 +376,25 @@ struct OutputThread {
     private mutating func takePlayerCut() -> Bool {
         guard let cut = ring.reachedCut, period.pending == 0 || !cut.playsOut else { return false }
         if !cut.playsOut {
-            // What is queued is abandoned; the new item starts bit-exact at once.
+            // What is queued is abandoned; the new item starts bit-exact at once: where the
+            // device can rewind, after the guard once its audio is there, else now.
             period.pending = 0
-            link.device?.drop()
+            if rewinds && cut.format == nil, case .heard = hearing, link.device != nil {
+                cutWaiting = true
+            } else if let device = link.device {
+                dropDevice(device)
+            }
+        } else {
+            // What is before a boundary is played out, never rendered again without it.
+            mixer.markBarrier()
         }
         if let next = cut.format, next != request?.stream {
             if let device = link.device {
                 if cut.playsOut { device.drain(timeoutMilliseconds: drainTimeout(device.format)) }
                 link = .closed
             }
-            request = OutputRequest(stream: next, periodFrames: engine.options.periodFrames,
-                                    bufferFrames: engine.options.bufferFrames)
+            cutWaiting = false
+            request = engine.outputRequest(for: next)
             setDeviceState(.closed)
         }
         // The decoder converts to the device's rate and channels: a cut with a format is taken
@@ -289,7 +402,8 @@ struct OutputThread {
         guard cut.format == nil || link.device != nil else { return false }
         ring.takeCut()
         engine.decoderBell.ring()
-        takeReachedStarts()
+        // The new item's start is taken as its first period is rendered, after the rewind.
+        if !cutWaiting { takeReachedStarts() }
         return true
     }
 
@@ -297,12 +411,23 @@ struct OutputThread {
     /// played, a stream's. True when it tried.
     private mutating func openDeviceIfWanted() -> Bool {
         if request == nil, let wanted = engine.streamDeviceRequest.load() {
-            request = OutputRequest(stream: wanted, periodFrames: engine.options.periodFrames,
-                                    bufferFrames: engine.options.bufferFrames)
+            request = engine.outputRequest(for: wanted)
         }
-        guard link.device == nil, let wanted = request else { return false }
+        guard link.device == nil, var wanted = request else { return false }
         do {
-            adopt(try engine.openOutputDevice(wanted))
+            var device = try engine.openOutputDevice(wanted)
+            let asked = engine.options.bufferMilliseconds != nil && !engine.rewindRefused.load(ordering: .relaxed)
+            rewinds = asked && device.canRewind()
+            if asked && !rewinds {
+                // Today's way, then: a small buffer, and commands heard a buffer late.
+                engine.rewindRefused.store(true, ordering: .releasing)
+                wanted = engine.outputRequest(for: wanted.stream)
+                request = wanted
+                device.drop()
+                device = try engine.openOutputDevice(wanted)
+            }
+            adopt(device)
+            if asked && !rewinds { engine.announce() }
             if case .interrupted = hearing {
                 engine.reopenCount.add(1, ordering: .releasing)
                 engine.announce()
@@ -326,6 +451,9 @@ struct OutputThread {
             lockMemory()
         }
         mixer.configure(format: f, maxFrames: f.periodFrames)
+        mixer.keepHistory(frames: rewinds ? f.bufferFrames + f.periodFrames : 0)
+        deviceEnd = mixer.renderedFrames - period.pending
+        cutWaiting = false
         link = .open(device, f)
         writtenSinceStart = 0
         unpaced = false
@@ -395,11 +523,13 @@ struct OutputThread {
         return (playerSilent, streamsWantOutput())
     }
 
-    /// Nothing to play: the device idles — a pause drops the player's faded-out tail, a
-    /// session's stream plays out — and the thread sleeps until something may play.
+    /// Nothing to play: what the device holds plays out (a pause's fade, the end of the queue, a
+    /// session's stream) unless something comes to play first, then the device idles and the
+    /// thread sleeps until something may play.
     private mutating func idle(pauseWanted: Bool) {
         if mix != .silent, let device = link.device {
-            if pauseWanted && mix == .player { device.drop() } else { device.drain(timeoutMilliseconds: drainTimeout(device.format)) }
+            if playOut(device) { return }
+            dropDevice(device)
         }
         mix = .silent
         publishIdle(true)
@@ -411,11 +541,30 @@ struct OutputThread {
         }
     }
 
+    /// Lets the device play what it holds, sleeping meanwhile; true when something came to play
+    /// first (a resume, a new item, a stream): the device plays on, and what follows is rendered
+    /// after what it holds — or over it, by a rewind.
+    private mutating func playOut(_ device: any OutputDevice) -> Bool {
+        device.startIfPrepared()
+        let rate = max(1, device.format.sampleRate)
+        while let delay = device.delayFrames(), delay > 0 {
+            var came = false
+            engine.outputBell.sleep(milliseconds: max(1, delay * 1000 / rate)) {
+                let (playerSilent, streamsWant) = demand(pauseWanted: engine.pauseRequested.load(ordering: .acquiring))
+                came = !playerSilent || streamsWant || engine.stopRequested.load(ordering: .relaxed)
+                    || ring.reachedCut != nil || !engine.outputEnabled.load(ordering: .acquiring)
+                return came
+            }
+            if came { return true }
+        }
+        return false
+    }
+
     /// The output is turned off: the device is closed (what was rendered and not taken waits
     /// for the next), nothing is heard, and the thread sleeps until it is turned on.
     private mutating func standBy() {
         if let device = link.device {
-            device.drop()
+            dropDevice(device)
             link = .closed
             setDeviceState(.closed)
             mix = .silent
@@ -475,6 +624,9 @@ struct OutputThread {
             guard let start = nextStart, start.sample <= read else { return }
             nextStart = nil
             startReached = true
+            // A rewind never takes the reader back over a start whose level it has taken (it is
+            // taken where it begins, before the period that holds it is rendered).
+            if replayGain.mode != .off { mixer.markBarrier() }
             heardStart = start
             engine.playerInput.snapLevel(level(start))
         }
@@ -534,6 +686,11 @@ struct OutputThread {
 }
 
 extension PlaybackEngine {
+    /// What a rewind leaves the device to play, in frames.
+    func rewindGuardFrames(_ format: DeviceFormat) -> Int {
+        max(1, format.sampleRate * options.rewindGuardMilliseconds / 1000)
+    }
+
     /// A device that completes no period for this long is taken as gone.
     func stallTimeout(_ format: DeviceFormat) -> Int32 {
         if let t = options.stallTimeoutMilliseconds { return Int32(t) }

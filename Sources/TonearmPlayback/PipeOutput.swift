@@ -11,10 +11,20 @@ protocol OutputDevice: AnyObject {
     var format: DeviceFormat { get }
     /// Frames of room found by the last `waitForRoom` that found enough.
     var availableFrames: Int { get }
-    func waitForRoom(_ frames: Int, timeoutMilliseconds: Int32) -> PCMDevice.WriteOutcome?
+    /// `wake`: a descriptor that ends the wait (`.woken`) when it becomes readable.
+    func waitForRoom(_ frames: Int, timeoutMilliseconds: Int32, wake: Int32) -> PCMDevice.WriteOutcome?
     func write(_ frames: UnsafeRawPointer, count: Int, timeoutMilliseconds: Int32) -> PCMDevice.WriteOutcome
     func drain(timeoutMilliseconds: Int)
     func drop()
+    /// Frames written and not yet played; nil when the device failed.
+    func delayFrames() -> Int?
+    /// Starts a device that holds fewer frames than start it by themselves.
+    func startIfPrepared()
+    /// Whether it takes back what it has not played; asked once, right after opening.
+    func canRewind() -> Bool
+    func rewindableFrames() -> Int
+    func rewind(_ frames: Int) -> Int
+    func forward(_ frames: Int) -> Int
 }
 
 extension PCMDevice: OutputDevice {}
@@ -105,8 +115,17 @@ final class PipeOutput: OutputDevice {
         return written - played
     }
 
+    /// A pipe cannot take back what it was given.
+    func canRewind() -> Bool { false }
+    func rewindableFrames() -> Int { 0 }
+    func rewind(_ frames: Int) -> Int { 0 }
+    func forward(_ frames: Int) -> Int { 0 }
+    func startIfPrepared() {}
+    func delayFrames() -> Int? { fill(monotonicSeconds()) }
+
+    /// Waits by the clock; `wake` is not watched (a pipe's buffer is small, see `canRewind`).
     @inline(__always)
-    func waitForRoom(_ frames: Int, timeoutMilliseconds: Int32) -> PCMDevice.WriteOutcome? {
+    func waitForRoom(_ frames: Int, timeoutMilliseconds: Int32, wake: Int32) -> PCMDevice.WriteOutcome? {
         let room = format.bufferFrames - fill(monotonicSeconds())
         if room >= frames {
             availableFrames = room

@@ -59,6 +59,7 @@ extension PlaybackEngine {
             slot.feed(serial: handle.serial)?.close()
             slot.bell.wake()
         }
+        mixChanged()
     }
 
     /// Ramps the stream's duck and fade factors (nil leaves one as it is). A stopped or held
@@ -70,6 +71,7 @@ extension PlaybackEngine {
                 slot.input.fade = fade
             }
         }
+        mixChanged()
     }
 
     /// Holds the stream for an interruption: fades it out (30 ms), then the mixer stops reading
@@ -82,6 +84,7 @@ extension PlaybackEngine {
             slot.input.fade = 0
             slot.bell.wake()
         }
+        mixChanged()
     }
 
     /// Plays a held stream on from where it stopped, fading it in (fade 1).
@@ -92,6 +95,7 @@ extension PlaybackEngine {
             slot.input.fade = 1
             slot.bell.wake()
         }
+        mixChanged()
     }
 
     /// True once a held stream has faded out and the mixer no longer reads it.
@@ -101,10 +105,16 @@ extension PlaybackEngine {
     }
 
     /// Ducks the player (1 = not ducked; 0.1778 is −15 dB); ramps.
-    public func setPlayerDuck(_ level: Float) { playerInput.duckLevel = level }
+    public func setPlayerDuck(_ level: Float) {
+        playerInput.duckLevel = level
+        mixChanged()
+    }
 
     /// Fades the player out (0) or back in (1); ramps. Unlike `pause`, it keeps reading.
-    public func setPlayerFade(_ level: Float) { playerInput.fade = level }
+    public func setPlayerFade(_ level: Float) {
+        playerInput.fade = level
+        mixChanged()
+    }
 
     /// True once everything the stream had has been heard (or it was stopped and faded out); the
     /// engine also announces it (`PlaybackEvent.streamFinished`).
@@ -175,6 +185,8 @@ extension PlaybackEngine {
     private func runStream(_ slot: StreamSlot, source: StreamSource) {
         let ring = slot.ring
         var producer = Producer(ring: ring, bell: slot.bell, output: outputBell)
+        // A stream's first samples, and its first after a wait, are mixed in at once.
+        producer.audioAfterSilence = { [self] in mixChanged() }
         var stream = StreamProduction(engine: self, slot: slot, source: source)
         producer.run(&stream)
 

@@ -12,10 +12,21 @@ import Glibc
 public struct PlaybackOptions: Sendable {
     /// ALSA PCM name: `default`, `hw:CARD=x,DEV=0`, `plughw:…`, or one from an ALSA config.
     public var device = "default"
-    /// Frames per ALSA period. 256 frames at 48 kHz is 5.3 ms: low latency, easy for a Pi.
+    /// Frames per ALSA period, when the buffer is given in frames: 256 frames at 48 kHz is
+    /// 5.3 ms.
     public var periodFrames = 256
-    /// Frames in the ALSA buffer (4 periods by default).
+    /// Frames in the ALSA buffer (4 periods by default), when `bufferMilliseconds` is nil or the
+    /// device cannot take back what it has not played: a command is then heard one buffer
+    /// after it is made.
     public var bufferFrames = 1024
+    /// The ALSA buffer in milliseconds, for a device that can take back what it has not played
+    /// (`snd_pcm_rewind`), with a period a quarter of it: the output thread wakes about 8 times
+    /// a second at 500 ms, and a command is heard within `rewindGuardMilliseconds` all the same.
+    /// nil: `periodFrames` and `bufferFrames`, commands heard a buffer late.
+    public var bufferMilliseconds: Int?
+    /// What a rewind leaves the device to play before the new audio: how late a command is
+    /// heard, and the time the output thread has to write again.
+    public var rewindGuardMilliseconds = 5
     /// Software volume in percent of full scale (100 = unity, bit-perfect).
     public var volumePercent: Double = 100
     /// How far the decoder runs ahead of the output, in seconds of audio.
@@ -34,6 +45,7 @@ public struct PlaybackOptions: Sendable {
     public var streamSlots = 3
     /// Samples each stream slot's ring holds: 0.5 s at 48 kHz stereo. Small, so several slots
     /// keep the daemon's resident size down; the producer refills it every few milliseconds.
+    /// With `bufferMilliseconds`, room for that much history besides.
     public var streamRingSamples = 48_000
 
     public init() {}
@@ -106,9 +118,18 @@ public enum PlaybackEvent: Sendable {
     case underruns(total: Int)
     case realtimeRefused(String)
     case memoryLockRefused(String)
+    /// The device cannot take back what it has not played: it was opened with `bufferFrames`
+    /// instead of `bufferMilliseconds`, and commands are heard a buffer late.
+    case rewindRefused(device: String, DeviceFormat)
     /// A session's stream has been heard to its end, or was stopped and has faded out; its slot
     /// is free (`streamFinished(_:)` says the same when asked).
     case streamFinished(StreamHandle)
+}
+
+/// What the log says once when the device cannot rewind.
+public func rewindRefusedLine(device: String, _ format: DeviceFormat) -> String {
+    "'\(device)' cannot take back what it has not played (snd_pcm_rewind): playing with a buffer of "
+        + "\(format.bufferFrames) frames instead, so commands are heard \(format.bufferFrames * 1000 / max(1, format.sampleRate)) ms late"
 }
 
 /// Why the output is not heard.
@@ -229,6 +250,10 @@ public final class PlaybackEngine: @unchecked Sendable {
     // Control → output thread.
     let stopRequested = Atomic<Bool>(false)
     let pauseRequested = Atomic<Bool>(false)
+    /// Counts changes of what the mixer is to make of its inputs (a gain target, a stream that
+    /// starts): the output thread takes back what the device has not played and renders it
+    /// again.
+    let mixGeneration = Atomic<Int>(0)
     /// False while a client has turned the output off.
     let outputEnabled = Atomic<Bool>(true)
     let volumeBits = Atomic<UInt32>(Float(1).bitPattern)
@@ -250,6 +275,11 @@ public final class PlaybackEngine: @unchecked Sendable {
     let outputInterrupted = Atomic<Bool>(false)
     let realtimeErrno = Atomic<Int32>(-1)  // -1 not yet tried, 0 granted
     let memlockErrno = Atomic<Int32>(-1)
+    /// Set once the output thread found the device cannot take back what it has not played.
+    let rewindRefused = Atomic<Bool>(false)
+    /// Rewinds made, and the frames they took back: for `doctor` and the benchmarks.
+    let rewindCount = Atomic<Int>(0)
+    let rewoundFrames = Atomic<Int>(0)
     let framesWritten = Atomic<Int>(0)
     /// The player's ring sample being heard as of the last write: what the mixer read, less the
     /// frames waiting in the device buffer and those rendered but not yet written. Output →
@@ -305,6 +335,7 @@ public final class PlaybackEngine: @unchecked Sendable {
     private var announcedUnderruns = 0
     private var announcedRealtime = false
     private var announcedMemlock = false
+    private var announcedRewindRefused = false
     private var announcedFinishedStreams: [Int]  // by slot: the serial of the last stream told
     private var threads: [NamedThread] = []
     /// Locks memory for the output thread; a test's stand-in may refuse, as a low
@@ -322,8 +353,11 @@ public final class PlaybackEngine: @unchecked Sendable {
         let volume = Float(max(0, min(100, options.volumePercent)) / 100)
         volumeBits.store(volume.bitPattern, ordering: .relaxed)
         playerInput = MixerInput(ring: ring, gain: volume)
+        // A rewind reads a stream's history again: the ring keeps up to half of itself, so
+        // with a large buffer it holds that much more (48 kHz stereo).
+        let history = (options.bufferMilliseconds ?? 0) * 2 * 48 * 2
         streamSlots = (0..<max(0, options.streamSlots)).map {
-            StreamSlot(index: $0 + 1, ringSamples: max(1024, options.streamRingSamples))
+            StreamSlot(index: $0 + 1, ringSamples: max(1024, options.streamRingSamples, history))
         }
         announcedFinishedStreams = streamSlots.map { _ in 0 }
         // Sized for the defaults; `configure` grows it for the device actually opened.
@@ -395,11 +429,21 @@ public final class PlaybackEngine: @unchecked Sendable {
     }
 
     /// Fades out and holds the position; the read-ahead is kept.
-    public func pause() { pauseRequested.store(true, ordering: .releasing) }
+    public func pause() {
+        pauseRequested.store(true, ordering: .releasing)
+        mixChanged()
+    }
 
     /// Fades back in where it paused.
     public func resume() {
         pauseRequested.store(false, ordering: .releasing)
+        mixChanged()
+    }
+
+    /// What the mixer makes of its inputs changed: the output thread takes back what the
+    /// device has not played yet and renders it again, so the change is heard at once.
+    func mixChanged() {
+        mixGeneration.add(1, ordering: .releasing)
         outputBell.wake()
     }
 
@@ -410,6 +454,7 @@ public final class PlaybackEngine: @unchecked Sendable {
     public func setVolume(_ percent: Double) {
         let gain = Float(max(0, min(100, percent)) / 100)
         volumeBits.store(gain.bitPattern, ordering: .relaxed)
+        mixChanged()
     }
 
     /// Turns the output off (the device is closed and nothing is heard; playback holds where
@@ -426,7 +471,7 @@ public final class PlaybackEngine: @unchecked Sendable {
     public func setReplayGain(_ settings: ReplayGainSettings) {
         replayGain.store(settings)
         replayGainGeneration.add(1, ordering: .releasing)
-        outputBell.wake()
+        mixChanged()
     }
 
     /// What follows the current item changed; re-reads it through `upcoming`.
@@ -438,6 +483,13 @@ public final class PlaybackEngine: @unchecked Sendable {
     // MARK: Observations (control plane)
 
     public var underruns: Int { underrunCount.load(ordering: .relaxed) }
+    /// Whether the device takes back what it has not played (nil until one was opened), and
+    /// the rewinds made so far with the frames they took back.
+    public var rewinds: (supported: Bool?, count: Int, frames: Int) {
+        let opened = currentFormat.load() != nil
+        return (opened ? !rewindRefused.load(ordering: .acquiring) : nil, rewindCount.load(ordering: .relaxed),
+                rewoundFrames.load(ordering: .relaxed))
+    }
     public var deviceLosses: Int { lossCount.load(ordering: .relaxed) }
     /// Frames handed to ALSA since the start.
     public var writtenFrames: Int { framesWritten.load(ordering: .relaxed) }
@@ -470,6 +522,16 @@ public final class PlaybackEngine: @unchecked Sendable {
         }
     }
 
+    /// What to open the device as for `stream`: a buffer of `bufferMilliseconds` at its rate
+    /// while the device can rewind, else `bufferFrames`.
+    func outputRequest(for stream: StreamFormat) -> OutputRequest {
+        guard let milliseconds = options.bufferMilliseconds, !rewindRefused.load(ordering: .relaxed) else {
+            return OutputRequest(stream: stream, periodFrames: options.periodFrames, bufferFrames: options.bufferFrames)
+        }
+        let buffer = max(64, stream.sampleRate * milliseconds / 1000)
+        return OutputRequest(stream: stream, periodFrames: max(16, buffer / 4), bufferFrames: buffer)
+    }
+
     /// When the first frame at `mark` is heard, given the sample heard at `now`. A mark not yet
     /// heard is at most a buffer and a period ahead (the mixer has read it): a heard sample
     /// still from before a cut (the device dropped and not yet written to) says no more.
@@ -498,6 +560,10 @@ public final class PlaybackEngine: @unchecked Sendable {
         if ml > 0 && !announcedMemlock {
             announcedMemlock = true
             events.append(.memoryLockRefused(String(cString: strerror(ml))))
+        }
+        if rewindRefused.load(ordering: .acquiring) && !announcedRewindRefused, let format = currentFormat.load() {
+            announcedRewindRefused = true
+            events.append(.rewindRefused(device: options.device, format))
         }
         // Several interruptions between two calls are told as the last one; a return is told
         // only if it came after it.

@@ -18,6 +18,9 @@ struct Producer {
     var converter: StreamConverter?
     /// Converted samples not yet in the ring.
     var pending = UnsafeBufferPointer<Int32>(start: nil, count: 0)
+    /// Called when a write finds nothing left to read before it: the output may want to
+    /// render again what it rendered without this ring's audio.
+    var audioAfterSilence: (() -> Void)?
 
     init(ring: SPSCRing, bell: Doorbell, output: Doorbell) {
         self.ring = ring
@@ -43,9 +46,13 @@ struct Producer {
                 }
             }
             // Write what fits; sleep for room when some is left.
+            let wasEmpty = ring.readableSamples == 0
             let n = ring.write(pending, frameSize: converter?.deviceChannels ?? 1)
             pending = UnsafeBufferPointer(rebasing: pending[n...])
-            if n > 0 { output.ring(having: ring.readableSamples) }
+            if n > 0 {
+                output.ring(having: ring.readableSamples)
+                if wasEmpty, let audioAfterSilence { audioAfterSilence() }
+            }
             if !pending.isEmpty {
                 let room = roomWanted(pending.count)
                 sleep(for: policy, room: room) { ring.freeSamples >= room }
@@ -93,10 +100,11 @@ struct Producer {
         return true
     }
 
-    /// Room to wait for before writing `samples` more: half the ring, or all of them if that is
-    /// more (and the ring holds them).
+    /// Room to wait for before writing `samples` more: a quarter of the ring (the output may
+    /// keep up to half of it as history), or all of them if that is more (and the ring holds
+    /// them).
     private func roomWanted(_ samples: Int) -> Int {
-        min(ring.capacity, max(samples, ring.capacity / 2))
+        min(ring.capacity, max(samples, ring.capacity / 4))
     }
 }
 

@@ -39,6 +39,9 @@ struct Play: ParsableCommand {
     @Option(help: ArgumentHelp("Frames in the ALSA buffer.", valueName: "frames"))
     var bufferFrames = 1024
 
+    @Option(help: ArgumentHelp("The ALSA buffer in milliseconds instead, a period a quarter of it (on a device that can rewind; else --buffer-frames).", valueName: "ms"))
+    var bufferMs: Int?
+
     @Option(help: ArgumentHelp("Software volume in percent (100 = unity, bit-perfect; dithered below that at 16 bits).", valueName: "percent"))
     var volume: Double = 100
 
@@ -77,6 +80,7 @@ struct Play: ParsableCommand {
     func validate() throws {
         guard (16...65536).contains(periodFrames) else { throw ValidationError("--period-frames must be between 16 and 65536") }
         guard bufferFrames >= 2 * periodFrames else { throw ValidationError("--buffer-frames must be at least two periods") }
+        if let bufferMs, !(20...2000).contains(bufferMs) { throw ValidationError("--buffer-ms must be between 20 and 2000") }
         guard (0...100).contains(volume) else { throw ValidationError("--volume must be between 0 and 100") }
         guard start >= 0 else { throw ValidationError("--start must not be negative") }
         guard readAhead >= 0.1 && readAhead <= 60 else { throw ValidationError("--read-ahead must be between 0.1 and 60 seconds") }
@@ -112,6 +116,7 @@ struct Play: ParsableCommand {
         options.device = device
         options.periodFrames = periodFrames
         options.bufferFrames = bufferFrames
+        options.bufferMilliseconds = bufferMs
         options.readAheadSeconds = readAhead
         options.reopenIntervalMilliseconds = reopenInterval
         options.stallTimeoutMilliseconds = stallTimeout
@@ -170,6 +175,8 @@ struct Play: ParsableCommand {
                     logger.notice("output thread runs without SCHED_FIFO: \(why) (grant rtprio, e.g. LimitRTPRIO in the service unit)")
                 case .memoryLockRefused(let why):
                     logger.notice("audio buffers are not locked in memory: \(why) (raise RLIMIT_MEMLOCK)")
+                case .rewindRefused(let device, let format):
+                    logger.notice("\(rewindRefusedLine(device: device, format))")
                 case .endOfQueue:
                     finished = true
                 case .streamFinished:

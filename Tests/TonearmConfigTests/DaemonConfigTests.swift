@@ -330,6 +330,22 @@ final class DaemonConfigTests: XCTestCase {
         XCTAssertEqual(parse("[output]\nperiod_frames = 65536\nbuffer_frames = 131072").output.periodFrames, 65536)
     }
 
+    /// The buffer in milliseconds, on a device that can rewind; or in frames; never both.
+    func testTheBufferIsGivenInMillisecondsOrInFrames() {
+        XCTAssertNil(parse("").output.bufferMilliseconds, "frames unless a profile asks")
+        XCTAssertEqual(parse("").output.rewindGuardMilliseconds, 5)
+        let output = parse("[output]\nbuffer_ms = 500\nrewind_guard_ms = 8").output
+        XCTAssertEqual(output.bufferMilliseconds, 500)
+        XCTAssertEqual(output.rewindGuardMilliseconds, 8)
+        assertRefused("[output]\nbuffer_ms = 500\nbuffer_frames = 2048", .outOfRange,
+                      "output.buffer_ms and period_frames or buffer_frames are two ways to size the buffer: give one (line 2)")
+        assertRefused("[output]\nperiod_frames = 512\nbuffer_ms = 200", .outOfRange,
+                      "output.buffer_ms and period_frames or buffer_frames are two ways to size the buffer: give one (line 3)")
+        assertRefused("[output]\nbuffer_ms = 10", .outOfRange, "output.buffer_ms must be between 20 and 2000, not 10 (line 2)")
+        assertRefused("[output]\nrewind_guard_ms = 0", .outOfRange, "output.rewind_guard_ms must be between 1 and 100, not 0 (line 2)")
+        assertRefused("[output]\nbuffer_ms = \"500\"", .wrongType, "output.buffer_ms must be an integer (line 2)")
+    }
+
     func testARuleBrokenByADefaultPointsAtTheTable() {
         // buffer_frames keeps its default (1024), which is less than two 1024-frame periods.
         assertRefused(

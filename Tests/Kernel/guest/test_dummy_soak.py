@@ -1,10 +1,12 @@
-"""snd-dummy paces like a sound card (an hrtimer moves its pointer): ten minutes of playback at
-the default settings, no underrun, and the published elapsed time within 50 ms of the frames
-the driver has consumed, all along. And a daemon frozen (SIGSTOP) longer than its buffer: the
-driver runs dry, the daemon recovers, counts and logs it, at most a line a second."""
+"""snd-dummy paces like a sound card (an hrtimer moves its pointer): ten minutes of playback with
+a 500 ms buffer (`buffer_ms`) and stress-ng loading every CPU, no underrun, and the published
+elapsed time within 50 ms of the frames the driver has consumed, all along. And a daemon frozen
+(SIGSTOP) longer than its buffer: the driver runs dry, the daemon recovers, counts and logs it,
+at most a line a second."""
 
 import os
 import signal
+import subprocess
 import time
 
 import fixtures
@@ -12,8 +14,7 @@ import support
 
 SECONDS = int(os.environ.get("TONEARM_SOAK_SECONDS", "600"))
 GUEST_SECONDS = SECONDS + 60
-# A 23 ms buffer on an emulated CPU, which loses real time to anything else the host runs:
-# two CPUs (a Raspberry Pi has four), and the guest runs alone, after the others.
+# Two CPUs (a Raspberry Pi has four), both loaded; the guest runs alone, after the others.
 GUEST_CPUS = 2
 
 
@@ -42,9 +43,14 @@ class DummySoakTests(support.KernelTestCase):
         return status, played, status["elapsed"] - played
 
     def test_ten_minutes_paced_without_underrun(self):
-        daemon = self.playing(PROFILE, [fixtures.path("soak")])
+        daemon = self.playing(PROFILE + "buffer_ms = 500\n", [fixtures.path("soak")])
         support.wait_until(lambda: support.pcm_status("Dummy").get("state") == "RUNNING", 10,
                            what="the dummy card running")
+        # Every CPU busy all along, at the same priority as anything else on the box.
+        stress = subprocess.Popen(["stress-ng", "--cpu", str(os.cpu_count()), "--timeout", f"{SECONDS + 30}s", "--quiet"],
+                                  stdout=subprocess.DEVNULL, stderr=subprocess.DEVNULL)
+        self.addCleanup(stress.wait)
+        self.addCleanup(stress.terminate)
         started = time.monotonic()
         checks = max(1, SECONDS // 30)
         worst = 0.0
@@ -66,15 +72,18 @@ class DummySoakTests(support.KernelTestCase):
                                               f"{played:.3f} s")
         self.assertNotIn("underrun", daemon.log().lower())
         cpu = cpu_seconds(daemon.process.pid)
-        support.measure(f"snd-dummy {SECONDS} s at the defaults (period {device['periodFrames']}, buffer "
-                        f"{device['bufferFrames']} frames, {device['rate']} Hz): 0 underruns; elapsed vs the "
+        self.assertIsNone(stress.poll(), "stress-ng stopped before the soak ended")
+        self.assertTrue(device["rewinds"], "snd-dummy cannot rewind")
+        support.measure(f"snd-dummy {SECONDS} s with buffer_ms = 500 (period {device['periodFrames']}, buffer "
+                        f"{device['bufferFrames']} frames, {device['rate']} Hz) with stress-ng on "
+                        f"{os.cpu_count()} CPUs: 0 underruns; elapsed vs the "
                         f"driver's hw_ptr within {worst * 1000:.1f} ms at {checks} checks; tonearmd "
                         f"{cpu:.1f} s CPU in the guest (software-emulated CPU)")
 
 
 class UnderrunTests(support.KernelTestCase):
     def test_underruns_are_recovered_counted_and_logged_at_most_once_a_second(self):
-        daemon = self.playing(PROFILE, [fixtures.path("track1")])
+        daemon = self.playing(PROFILE + "period_frames = 256\nbuffer_frames = 1024\n", [fixtures.path("track1")])
         support.wait_until(lambda: daemon.status()["elapsed"] > 1.0, 10, what="a second played")
         # Frozen longer than the device buffer (23 ms) six times in 1.2 s: the driver runs dry.
         for _ in range(6):
