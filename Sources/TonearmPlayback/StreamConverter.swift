@@ -7,10 +7,21 @@ import TonearmAudio
 ///
 /// One converter lives as long as a run of tracks of the same format, so resampling across a
 /// track boundary stays gapless: nothing is flushed between them.
+///
+/// libsoxr is driven the way it measured cheapest (`scripts/bench-soxr.c`, 44.1 → 48 kHz
+/// stereo): interleaved left-justified `Int32` in and out, so its own int ↔ float conversion
+/// rides on the (de)interleaving it does anyway, as cheap as a float-only pass; converting to
+/// float here measured about 15 % dearer. Each block goes in as the decoder hands it: larger
+/// chunks measured no cheaper, and audio held back to gather them would count as written
+/// before it is. One thread: an OpenMP team for two channels costs over twice the CPU, as it
+/// spins (the environment variable `SOXR_NUM_THREADS` still overrides this, as libsoxr
+/// documents). The buffers grow to the largest block seen and are reused: no allocation per
+/// block.
 final class StreamConverter {
     let source: StreamFormat
     let deviceRate: Int
     let deviceChannels: Int
+    let quality: ResampleQuality
     private let matrix: ChannelMatrix?
     private var soxr: soxr_t?
     private var mapped: UnsafeMutablePointer<Int32>
@@ -20,10 +31,11 @@ final class StreamConverter {
 
     var isPassThrough: Bool { matrix == nil && soxr == nil }
 
-    init(source: StreamFormat, deviceRate: Int, deviceChannels: Int) throws(PlaybackError) {
+    init(source: StreamFormat, deviceRate: Int, deviceChannels: Int, quality: ResampleQuality = .high) throws(PlaybackError) {
         self.source = source
         self.deviceRate = deviceRate
         self.deviceChannels = deviceChannels
+        self.quality = quality
         matrix = source.channels == deviceChannels ? nil : ChannelMatrix(from: source.channels, to: deviceChannels)
         mappedCapacity = 0
         mapped = .allocate(capacity: 1)
@@ -32,9 +44,12 @@ final class StreamConverter {
         if source.sampleRate != deviceRate {
             var error: soxr_error_t?
             var io = soxr_io_spec(SOXR_INT32_I, SOXR_INT32_I)
-            var quality = soxr_quality_spec(UInt(SOXR_HQ), 0)
-            soxr = soxr_create(Double(source.sampleRate), Double(deviceRate), UInt32(deviceChannels), &error, &io, &quality, nil)
-            if let error { throw PlaybackError.resampler(String(cString: error)) }
+            var recipe = soxr_quality_spec(quality.soxrRecipe, 0)
+            var runtime = soxr_runtime_spec(1)
+            soxr = soxr_create(Double(source.sampleRate), Double(deviceRate), UInt32(deviceChannels), &error, &io, &recipe, &runtime)
+            if let error {
+                throw PlaybackError.resampler("\(source.sampleRate) Hz to \(deviceRate) Hz, \(deviceChannels) ch, quality \(quality): \(String(cString: error))")
+            }
         }
     }
 
@@ -44,7 +59,8 @@ final class StreamConverter {
         resampled.deallocate()
     }
 
-    /// Converts `frames` interleaved source frames. The result stays valid until the next call.
+    /// Converts a block of interleaved source frames. The result stays valid until the next
+    /// call; it may be empty while the resampler's filter fills.
     func convert(_ block: UnsafeBufferPointer<Int32>) -> UnsafeBufferPointer<Int32> {
         if isPassThrough { return block }
         let frames = block.count / source.channels
@@ -54,31 +70,47 @@ final class StreamConverter {
             matrix.apply(block.baseAddress!, frames: frames, into: mapped)
             stage = UnsafeBufferPointer(start: mapped, count: frames * deviceChannels)
         }
-        guard let soxr else { return stage }
-        return resample(soxr, stage.baseAddress, frames: frames)
-    }
-
-    /// What the resampler still holds, at the end of the run.
-    func flush() -> UnsafeBufferPointer<Int32> {
-        guard let soxr else { return UnsafeBufferPointer(start: nil, count: 0) }
-        return resample(soxr, nil, frames: 0)
-    }
-
-    private func resample(_ soxr: soxr_t, _ input: UnsafePointer<Int32>?, frames: Int) -> UnsafeBufferPointer<Int32> {
-        // Room for the rate ratio plus the filter's delay line when flushing.
-        let room = frames * deviceRate / source.sampleRate + 4096
+        guard let soxr, frames > 0 else { return stage }
+        // Room for the block at the device's rate, and what the last call may have left inside.
+        let room = frames * deviceRate / source.sampleRate + 1024
         ensure(&resampled, &resampledCapacity, room * deviceChannels)
-        var produced = 0
+        let input = stage.baseAddress!
         var consumed = 0
-        var done = 0
-        repeat {
+        var produced = 0
+        while consumed < frames && produced < room {
             var inDone = 0, outDone = 0
-            _ = soxr_process(soxr, input.map { UnsafeRawPointer($0 + consumed * deviceChannels) }, input == nil ? 0 : frames - consumed,
-                             &inDone, resampled + produced * deviceChannels, room - produced, &outDone)
+            _ = soxr_process(soxr, input + consumed * deviceChannels, frames - consumed, &inDone,
+                             resampled + produced * deviceChannels, room - produced, &outDone)
             consumed += inDone
             produced += outDone
-            done = outDone
-        } while (input != nil && consumed < frames && produced < room) || (input == nil && done > 0 && produced < room)
+            if inDone == 0 && outDone == 0 { break }  // a failed resampler: nothing more comes
+        }
+        return UnsafeBufferPointer(start: resampled, count: produced * deviceChannels)
+    }
+
+    /// All the resampler still holds (its filter's delay), at the end of the run; the converter
+    /// takes no more blocks after it.
+    func flush() -> UnsafeBufferPointer<Int32> {
+        guard let soxr else { return UnsafeBufferPointer(start: nil, count: 0) }
+        var room = Int(soxr_delay(soxr).rounded(.up)) + 64
+        ensure(&resampled, &resampledCapacity, room * deviceChannels)
+        room = resampledCapacity / deviceChannels
+        var produced = 0
+        while true {
+            var outDone = 0
+            _ = soxr_process(soxr, nil, 0, nil, resampled + produced * deviceChannels, room - produced, &outDone)
+            produced += outDone
+            if outDone == 0 { break }
+            if produced == room {
+                // More than the filter's delay said: keep what came and make room for the rest.
+                room *= 2
+                let grown = UnsafeMutablePointer<Int32>.allocate(capacity: room * deviceChannels)
+                grown.update(from: resampled, count: produced * deviceChannels)
+                resampled.deallocate()
+                resampled = grown
+                resampledCapacity = room * deviceChannels
+            }
+        }
         return UnsafeBufferPointer(start: resampled, count: produced * deviceChannels)
     }
 
@@ -87,6 +119,19 @@ final class StreamConverter {
         buffer.deallocate()
         buffer = .allocate(capacity: needed)
         capacity = needed
+    }
+}
+
+extension ResampleQuality {
+    /// libsoxr's recipe for this quality.
+    fileprivate var soxrRecipe: UInt {
+        switch self {
+        case .quick: UInt(SOXR_QQ)
+        case .low: UInt(SOXR_LQ)
+        case .medium: UInt(SOXR_MQ)
+        case .high: UInt(SOXR_HQ)
+        case .veryHigh: UInt(SOXR_VHQ)
+        }
     }
 }
 
