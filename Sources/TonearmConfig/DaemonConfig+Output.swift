@@ -18,6 +18,9 @@ extension DaemonConfig {
         /// `rewind_guard_ms`: what a rewind leaves the device to play — how late a command is
         /// heard, and the time the output thread has to write again.
         public var rewindGuardMilliseconds = 5
+        /// `resample_quality`: how a file is resampled to a device that lacks its rate: quick,
+        /// low, medium, high (transparent for 16 bits) or very_high (for 24 bits).
+        public var resampleQuality = "high"
         /// `mixer_control`: a hardware volume control (an ALSA simple mixer element such as
         /// "PCM" or "Digital"); nil when volume is applied in software.
         public var mixerControl: String?
@@ -31,6 +34,7 @@ extension DaemonConfig {
         public static let periodFramesRange = 16...65536
         public static let bufferMillisecondsRange = 20...2000
         public static let rewindGuardMillisecondsRange = 1...100
+        public static let resampleQualities = ["quick", "low", "medium", "high", "very_high"]
         public static let minimumReopenIntervalMilliseconds = 10
         public static let readAheadSecondsRange = 0.1...60.0
 
@@ -50,6 +54,7 @@ extension DaemonConfig.Output: ConfigSection {
         try table.read("buffer_frames", into: &buffer)
         try table.read("buffer_ms", into: &milliseconds)
         try table.read("rewind_guard_ms", into: &rewindGuardMilliseconds)
+        try table.read("resample_quality", into: &resampleQuality)
         try table.check.require(
             milliseconds == nil || (period == nil && buffer == nil), "buffer_ms",
             "and period_frames or buffer_frames are two ways to size the buffer: give one")
@@ -66,6 +71,9 @@ extension DaemonConfig.Output: ConfigSection {
         try check.name("device", device)
         if let bufferMilliseconds { try check.range("buffer_ms", bufferMilliseconds, Self.bufferMillisecondsRange) }
         try check.range("rewind_guard_ms", rewindGuardMilliseconds, Self.rewindGuardMillisecondsRange)
+        try check.require(
+            Self.resampleQualities.contains(resampleQuality), "resample_quality",
+            "must be one of \(Self.resampleQualities.joined(separator: ", ")), not '\(resampleQuality)'")
         try check.range("period_frames", periodFrames, Self.periodFramesRange)
         // Two periods at least, so one can be written while the other plays.
         try check.require(

@@ -1,3 +1,4 @@
+import TonearmAudio
 import TonearmConfig
 import TonearmLibrary
 import TonearmPlayback
@@ -47,6 +48,7 @@ public struct DaemonSettings: Sendable {
         playback.bufferFrames = config.output.bufferFrames
         playback.bufferMilliseconds = config.output.bufferMilliseconds
         playback.rewindGuardMilliseconds = config.output.rewindGuardMilliseconds
+        playback.resampleQuality = ResampleQuality(rawValue: config.output.resampleQuality) ?? .high
         playback.reopenIntervalMilliseconds = config.output.reopenIntervalMilliseconds
         playback.readAheadSeconds = config.output.readAheadSeconds
         mixerControl = config.output.mixerControl

@@ -159,7 +159,8 @@ private struct PlayerDecoding: ProducerPolicy {
                         source = format
                         producer.converter = try? StreamConverter(source: format,
                                                                   deviceRate: engine.deviceRate.load(ordering: .acquiring),
-                                                                  deviceChannels: engine.deviceChannels.load(ordering: .acquiring))
+                                                                  deviceChannels: engine.deviceChannels.load(ordering: .acquiring),
+                                                                  quality: engine.options.resampleQuality)
                     }
                 }
                 let written = ring.samplesWritten

@@ -279,7 +279,8 @@ private struct StreamProduction: ProducerPolicy {
                 // once.
                 guard producer.awaitCut(slot.ring.cutNow(format: nil), afterWrites: true, stopped: { stopping }) else { return false }
                 do throws(PlaybackError) {
-                    producer.converter = try StreamConverter(source: source.format, deviceRate: rate, deviceChannels: channels)
+                    producer.converter = try StreamConverter(source: source.format, deviceRate: rate, deviceChannels: channels,
+                                                             quality: engine.options.resampleQuality)
                 } catch {
                     return false
                 }

@@ -27,6 +27,8 @@ public struct PlaybackOptions: Sendable {
     /// What a rewind leaves the device to play before the new audio: how late a command is
     /// heard, and the time the output thread has to write again.
     public var rewindGuardMilliseconds = 5
+    /// How carefully a file is resampled to a device that lacks its rate.
+    public var resampleQuality = ResampleQuality.high
     /// Software volume in percent of full scale (100 = unity, bit-perfect).
     public var volumePercent: Double = 100
     /// How far the decoder runs ahead of the output, in seconds of audio.

@@ -346,6 +346,13 @@ final class DaemonConfigTests: XCTestCase {
         assertRefused("[output]\nbuffer_ms = \"500\"", .wrongType, "output.buffer_ms must be an integer (line 2)")
     }
 
+    func testTheResampleQualityIsOneOfLibsoxrsRecipes() {
+        XCTAssertEqual(parse("").output.resampleQuality, "high")
+        XCTAssertEqual(parse("[output]\nresample_quality = \"very_high\"").output.resampleQuality, "very_high")
+        assertRefused("[output]\nresample_quality = \"best\"", .outOfRange,
+                      "output.resample_quality must be one of quick, low, medium, high, very_high, not 'best' (line 2)")
+    }
+
     func testARuleBrokenByADefaultPointsAtTheTable() {
         // buffer_frames keeps its default (1024), which is less than two 1024-frame periods.
         assertRefused(
