@@ -9,7 +9,7 @@ import TonearmSystem
 /// device when something wants it, decides what the next period holds — the player, sessions'
 /// streams, or nothing, and then it sleeps until something may play — and renders and writes a
 /// period. Between the marked lines it makes no allocation, takes no lock and makes no system
-/// call but the PCM's wait, write and rewind, and the read that takes its doorbell's wake-up.
+/// call but the PCM's wait and write, and the read that takes its doorbell's wake-up.
 ///
 /// On a device that can rewind (`bufferMilliseconds`), a change to the mix — a gain target, a
 /// stream that starts, a seek — wakes it from its wait on the device: it takes back what the
@@ -147,6 +147,7 @@ struct OutputThread {
             }
             if openDeviceIfWanted() { continue }
             guard let (device, format) = nextPeriod() else { continue }
+            takeMixChange(device, format)
             // ── Render path begins (see Mixer.render) ──
             guard let outcome = renderAndWrite(device, format) else { continue }
             let aftermath = account(outcome, format)
@@ -168,13 +169,6 @@ struct OutputThread {
     private mutating func renderAndWrite(_ device: any OutputDevice, _ format: DeviceFormat) -> PCMDevice.WriteOutcome? {
         let timeout = engine.stallTimeout(format)
         if period.pending == 0 {
-            if rewinds {
-                let generation = engine.mixGeneration.load(ordering: .acquiring)
-                if generation != mixSeen || cutWaiting {
-                    mixSeen = generation
-                    rewind(device, format)
-                }
-            }
             let outcome = device.waitForRoom(format.periodFrames, timeoutMilliseconds: timeout,
                                              wake: engine.outputBell.descriptor)
             if let outcome {
@@ -198,11 +192,21 @@ struct OutputThread {
                             timeoutMilliseconds: timeout)
     }
 
+    /// A change to the mix since the last period (or a seek's new audio): rewinds, between two
+    /// periods.
+    private mutating func takeMixChange(_ device: any OutputDevice, _ format: DeviceFormat) {
+        guard rewinds, period.pending == 0 else { return }
+        let generation = engine.mixGeneration.load(ordering: .acquiring)
+        guard generation != mixSeen || cutWaiting else { return }
+        mixSeen = generation
+        rewind(device, format)
+    }
+
     /// Takes back what the device has not played beyond the guard, and moves the mixer back to
     /// where it rendered that from: what follows is rendered again, with the mix as it is now.
     /// Nothing changes when the device or the mixer cannot go back far enough to matter. A
-    /// seek or skip waits for its new audio, then takes back the old.
-    @inline(__always)
+    /// seek or skip waits for its new audio, then takes back the old (or drops the device, when
+    /// it cannot).
     private mutating func rewind(_ device: any OutputDevice, _ format: DeviceFormat) {
         if cutWaiting && ring.readableSamples == 0 && engine.queueEnd.load(ordering: .acquiring) == Int.max { return }
         let abandoning = cutWaiting
