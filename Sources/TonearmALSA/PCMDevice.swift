@@ -217,7 +217,9 @@ public final class PCMDevice: @unchecked Sendable {
     /// rewind at all).
     @inline(__always)
     public func rewindableFrames() -> Int {
-        max(0, Int(snd_pcm_rewindable(pcm)))
+        // Where the device is now, not as of the last wake-up.
+        _ = snd_pcm_hwsync(pcm)
+        return max(0, Int(snd_pcm_rewindable(pcm)))
     }
 
     /// Moves the write position back by up to `frames` frames; the frames taken back.

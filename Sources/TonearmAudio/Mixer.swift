@@ -48,8 +48,6 @@ public final class MixerInput: @unchecked Sendable {
     fileprivate var fadeRamp: GainRamp
     fileprivate var levelRamp = GainRamp(1)
     fileprivate var seenGeneration = 0
-    /// Whether the last chunk rendered read this input.
-    fileprivate var renderedLast = false
 
     /// The factors apply from the first sample, with no ramp.
     public init(ring: SPSCRing, gain: Float = 1, duckLevel: Float = 1, fade: Float = 1, isEnabled: Bool = true) {
@@ -174,9 +172,9 @@ public final class MixerInput: @unchecked Sendable {
 /// where its ramps, the limiter and the dither stood. `rewind(to:)` puts all of that back as it
 /// was at a noted frame, so what follows is rendered again with the targets as they are now —
 /// the same samples, bit for bit, where nothing changed. The frames are counted on the mixer's
-/// own clock (`renderedFrames`). No rewind goes back past a *barrier*: an input that stopped
-/// being read (a stream that ended or was held, the player paused or idle), or a point the
-/// owner marks (`markBarrier`: a track boundary).
+/// own clock (`renderedFrames`). No rewind goes back past a *barrier*: the last samples of an
+/// input that stopped being read (a stream that ended or was held, the player paused or idle),
+/// or a point the owner marks (`markBarrier`: a track boundary).
 public final class Mixer: @unchecked Sendable {
     public let inputs: [MixerInput]
     public private(set) var maxFrames: Int
@@ -216,8 +214,6 @@ public final class Mixer: @unchecked Sendable {
     }
 
     private struct InputNote {
-        /// Whether the input was read then.
-        var read: Bool
         var readIndex: Int
         var volume: GainRamp
         var duck: GainRamp
@@ -323,13 +319,19 @@ public final class Mixer: @unchecked Sendable {
     }
 
     /// The earliest noted frame at or after `frame` that `rewind(to:)` can return to, or nil.
-    public func rewindPoint(notBefore frame: Int) -> Int? {
+    /// `silent`: only one where the primary input had gone silent (a pause faded out), so that
+    /// what it read after is read again when it plays on.
+    public func rewindPoint(notBefore frame: Int, silent: Bool = false) -> Int? {
         var k = 0
         while k < noteCount {
             let index = (firstNote + k) % noteCapacity
             let note = notes[index]
             k += 1
             guard note.frame >= frame, note.frame >= barrier else { continue }
+            if silent {
+                let primary = inputNotes[index * inputs.count]
+                guard primary.volume.isSettled(at: 0) || primary.fade.isSettled(at: 0) || primary.duck.isSettled(at: 0) else { continue }
+            }
             if canRestore(index) { return note.frame }
         }
         return nil
@@ -373,13 +375,14 @@ public final class Mixer: @unchecked Sendable {
     /// Whether every input's ring still holds what the note at `index` needs: from there, or
     /// from the cut taken since (a new stream, a seek: what follows it starts at the note).
     /// Cuts whose audio before them must play out are barriers of the owner's.
-    /// An input read then and no longer read now is a barrier too, whether or not a chunk has
-    /// been rendered since it stopped: what it played is not rendered again without it.
+    /// An input no longer read that has read since the note is a barrier too: what it played
+    /// is not rendered again without it.
     private func canRestore(_ index: Int) -> Bool {
         var i = 0
         while i < inputs.count {
-            let saved = inputNotes[index * inputs.count + i]
-            guard inputs[i].ring.rewindTarget(saved.readIndex) != nil, !saved.read || inputs[i].isEnabledForRendering else {
+            let saved = inputNotes[index * inputs.count + i].readIndex
+            let ring = inputs[i].ring
+            guard ring.rewindTarget(saved) != nil, inputs[i].isEnabledForRendering || ring.samplesRead == saved else {
                 return false
             }
             i += 1
@@ -416,7 +419,7 @@ public final class Mixer: @unchecked Sendable {
         while i < inputs.count {
             let input = inputs[i]
             inputNotes[index * inputs.count + i] = InputNote(
-                read: input.isEnabledForRendering, readIndex: input.ring.samplesRead, volume: input.volumeRamp, duck: input.duckRamp,
+                readIndex: input.ring.samplesRead, volume: input.volumeRamp, duck: input.duckRamp,
                 fade: input.fadeRamp, level: input.levelRamp, generation: input.seenGeneration)
             i += 1
         }
@@ -491,15 +494,10 @@ public final class Mixer: @unchecked Sendable {
         while index < inputs.count {
             let input = inputs[index]
             if index > 0 && input.ring.reachedCut != nil { input.ring.takeCut() }
-            let enabled = index == 0 ? primaryEnabled : input.isEnabledForRendering
-            if enabled {
+            if index == 0 ? primaryEnabled : input.isEnabledForRendering {
                 prepare(input)
                 if index > 0 && input.ring.readableSamples >= channels { othersHaveData = true }
-            } else if input.renderedLast {
-                // What it played up to here is not rendered again without it.
-                barrier = renderedFrames
             }
-            input.renderedLast = enabled
             index += 1
         }
 

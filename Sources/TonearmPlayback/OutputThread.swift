@@ -211,24 +211,25 @@ struct OutputThread {
         if cutWaiting && ring.readableSamples == 0 && engine.queueEnd.load(ordering: .acquiring) == Int.max { return }
         let abandoning = cutWaiting
         cutWaiting = false
-        guard case .heard = hearing, !unpaced else {
-            if abandoning { dropDevice(device) }
-            return
-        }
+        if !takeBack(device, format, silent: false) && abandoning { dropDevice(device) }
+    }
+
+    /// Takes the device and the mixer back to the first noted point after what the device must
+    /// still play (the guard) — with `silent`, the first where the player had faded out — so
+    /// that what follows is rendered again. False, changing nothing, when there is none.
+    private mutating func takeBack(_ device: any OutputDevice, _ format: DeviceFormat, silent: Bool) -> Bool {
+        guard case .heard = hearing, !unpaced else { return false }
         let guardFrames = engine.rewindGuardFrames(format)
         let rewindable = device.rewindableFrames()
-        guard rewindable > guardFrames, let point = mixer.rewindPoint(notBefore: deviceEnd - rewindable + guardFrames),
-              point < deviceEnd || (point == deviceEnd && mixer.renderedFrames > deviceEnd) else {
-            if abandoning { dropDevice(device) }
-            return
-        }
+        guard rewindable > guardFrames,
+              let point = mixer.rewindPoint(notBefore: deviceEnd - rewindable + guardFrames, silent: silent),
+              point < deviceEnd || (point == deviceEnd && mixer.renderedFrames > deviceEnd) else { return false }
         let frames = deviceEnd - point
         let taken = frames > 0 ? device.rewind(frames) : 0
         guard taken == frames, mixer.rewind(to: point) else {
             // Put back what was taken: the device plays on as it was.
             if taken > 0 { _ = device.forward(taken) }
-            if abandoning { dropDevice(device) }
-            return
+            return false
         }
         deviceEnd = point
         deviceFill = max(0, deviceFill - frames)
@@ -237,6 +238,7 @@ struct OutputThread {
         engine.rewindCount.add(1, ordering: .relaxed)
         engine.rewoundFrames.add(frames, ordering: .relaxed)
         shortPeriod = true
+        return true
     }
 
     /// Stops the device at once, discarding what it holds, and forgets the mixer's history.
@@ -344,9 +346,6 @@ struct OutputThread {
         while index < engine.streamSlots.count {
             let slot = engine.streamSlots[index]
             slot.bell.ring(having: slot.ring.freeSamples)
-            // A producer waiting for its stream to be read to the end: the history kept may
-            // hold its room back, but not that.
-            if slot.ring.isEmpty { slot.bell.ring() }
             index += 1
         }
     }
@@ -532,6 +531,11 @@ struct OutputThread {
     /// thread sleeps until something may play.
     private mutating func idle(pauseWanted: Bool) {
         if mix != .silent, let device = link.device {
+            if rewinds && pauseWanted && mix == .player, let format = link.format, takeBack(device, format, silent: true) {
+                // What was read after the fade is read again on resume: it plays on from
+                // where it went silent, not a period later.
+                engine.heardSample.store(ring.samplesRead - deviceFill * format.channels, ordering: .releasing)
+            }
             if playOut(device) { return }
             dropDevice(device)
         }
@@ -540,6 +544,7 @@ struct OutputThread {
         engine.outputBell.sleep(awaiting: 1) {
             // No period follows to hold a start reached (a seek while paused): tell it now.
             announceReachedStarts()
+            takeStreamCuts()
             let (playerSilent, streamsWant) = demand(pauseWanted: engine.pauseRequested.load(ordering: .acquiring))
             return !playerSilent || streamsWant || engine.stopRequested.load(ordering: .relaxed)
         }
@@ -551,9 +556,14 @@ struct OutputThread {
     private mutating func playOut(_ device: any OutputDevice) -> Bool {
         device.startIfPrepared()
         let rate = max(1, device.format.sampleRate)
-        while let delay = device.delayFrames(), delay > 0 {
+        // At most a buffer and a little more: a device whose delay does not go down (some
+        // plugins) is dropped then, as one that has played out.
+        let deadline = monotonicSeconds() + Double(device.format.bufferFrames) / Double(rate) + 0.05
+        while monotonicSeconds() < deadline, let delay = device.delayFrames(), delay > 0 {
             var came = false
             engine.outputBell.sleep(milliseconds: max(1, delay * 1000 / rate)) {
+                // A stream's producer may be waiting for its cut to be taken.
+                takeStreamCuts()
                 let (playerSilent, streamsWant) = demand(pauseWanted: engine.pauseRequested.load(ordering: .acquiring))
                 came = !playerSilent || streamsWant || engine.stopRequested.load(ordering: .relaxed)
                     || ring.reachedCut != nil || !engine.outputEnabled.load(ordering: .acquiring)

@@ -195,11 +195,13 @@ extension PlaybackEngine {
             // released (or stopped).
             slot.complete.store(true, ordering: .releasing)
             outputBell.wake()
-            while !stream.stopping && (!ring.isEmpty || stream.isHeld || slot.holdWanted.load(ordering: .acquiring)) {
+            // Heard to its end once the output has let go of all of it: read, and played (with a
+            // large buffer, a rewind may read it again until the device has played it).
+            while !stream.stopping && (ring.freeSamples < ring.capacity || stream.isHeld || slot.holdWanted.load(ordering: .acquiring)) {
                 stream.followHold()
-                // The output rings once it has read the ring to its end.
+                // The output rings once it has let go of the ring's last sample.
                 producer.sleep(for: stream, room: ring.capacity) {
-                    ring.isEmpty && !stream.isHeld && !slot.holdWanted.load(ordering: .acquiring)
+                    ring.freeSamples == ring.capacity && !stream.isHeld && !slot.holdWanted.load(ordering: .acquiring)
                 }
             }
         }

@@ -21,6 +21,8 @@ FILES = {
     "silence3": ("sine 1000 vol 0", 48000, 16, 3.0, {}),
     # The USB DAC plays 44.1 kHz.
     "tone44k": (TONE, 44100, 16, 40.0, {"TITLE": "USB tone"}),
+    # Commands heard through a large buffer: noise, so any change shows in the first sample.
+    "music48": ("whitenoise vol 0.5", 48000, 16, 30.0, {"TITLE": "Noise"}),
     # Ten minutes and a little on the dummy card.
     "soak": ("sine 440 vol 0.3", 44100, 16, 630.0, {"TITLE": "Soak"}),
 }
@@ -30,7 +32,7 @@ for number, title in enumerate(["One", "Two", "Three"], 1):
                                {"TITLE": title, "ARTIST": "Kernel", "ALBUM": "Rig",
                                 "TRACKNUMBER": str(number)})
 # Where the gapless sets are cut (in samples): none at a FLAC block boundary.
-CUTS = {"noise16": [57331, 101203], "noise24": [70001]}
+CUTS = {"noise16": [57331, 101203], "noise24": [70001], "music48": []}
 
 
 def path(name):

@@ -1,7 +1,11 @@
 """Large device buffers on snd-aloop: a 6000/24000-frame buffer plays a file through without a
-stall, bit-exact."""
+stall, bit-exact; and with `buffer_ms = 500` a duck, a volume change, a seek and a pause are in
+the capture a few milliseconds after they were asked (the output thread takes back what the
+device has not played), while commands that change nothing audible leave a gapless set
+bit-exact."""
 
 import os
+import statistics
 import subprocess
 import time
 
@@ -46,3 +50,140 @@ class LargeBufferTests(support.KernelTestCase):
                          f"{len(mismatches)} samples differ, the first at frame {mismatches[:1] // 2}")
         self.assertLess(took, seconds + 1.5, f"{seconds:.1f} s of audio took {took:.1f} s:\n{done.stdout}")
         support.measure(f"snd-aloop 6000/24000 frames: {seconds:.1f} s of audio bit-exact, played in {took:.2f} s")
+
+
+BUFFERED = f"""
+[output]
+device = "{DEVICE}"
+buffer_ms = 500
+rewind_guard_ms = 5
+"""
+RATE = 48000
+
+
+def played_since_trigger():
+    """Frames the loopback's playback side has played by now, by its trigger time (the driver
+    moves its pointer by the clock, on the same monotonic clock as ours)."""
+    status = support.pcm_status("Loopback", 0, "p")
+    trigger = float(status["trigger_time"])
+    now = time.monotonic()
+    assert abs(now - trigger) < 3600, f"trigger_time {trigger} is not on the monotonic clock ({now})"
+    return (now - trigger) * RATE
+
+
+class RewindTests(support.KernelTestCase):
+    def first_difference(self, captured, reference, start, offset):
+        """The first capture frame at or after `start` that is not the reference frame
+        `frame + offset`."""
+        frames = min(len(captured) // 2 - start, len(reference) // 2 - start - offset)
+        got = captured[2 * start:2 * (start + frames)].reshape(-1, 2)
+        want = reference[2 * (start + offset):2 * (start + offset + frames)].reshape(-1, 2)
+        differs = numpy.flatnonzero((got != want).any(axis=1))
+        self.assertTrue(len(differs), f"nothing changed after frame {start}")
+        return start + int(differs[0])
+
+    def test_commands_through_a_half_second_buffer_are_heard_within_10_ms(self):
+        daemon = self.daemon(BUFFERED)
+        daemon.wait_ready()
+        capture = Capture(f"{daemon.dir}/capture.raw", "S16_LE", RATE)
+        control = support.Connection(daemon.socket)
+        daemon.request("add", paths=[fixtures.path("music48")])
+        daemon.request("play")
+        support.wait_until(lambda: daemon.status()["elapsed"] >= 1.5, 20, what="1.5 s of music")
+        device = daemon.status()["device"]
+        self.assertEqual((device["periodFrames"], device["bufferFrames"], device["rewinds"]), (6000, 24000, True))
+
+        marks = []  # (what, the frame played when it was asked)
+
+        def asked(what, command, **arguments):
+            marks.append((what, played_since_trigger()))
+            return control.request(command, **arguments)
+
+        # Each undone before the next: the music is back at unity, bit-exact, in between.
+        session = control.request("sessionOpen", category="playback", options=["duckOthers"])["session"]
+        for _ in range(3):
+            asked("duck", "sessionActivate", session=session)
+            time.sleep(1.0)
+            control.request("sessionDeactivate", session=session)
+            time.sleep(1.0)
+        for _ in range(3):
+            asked("volume", "setVolume", percent=50)
+            time.sleep(0.7)
+            control.request("setVolume", percent=100)
+            time.sleep(1.0)
+        asked("seek", "seek", position=20.0)
+        time.sleep(1.0)
+        asked("pause", "pause")
+        time.sleep(1.0)
+        status = daemon.status()
+        control.close()
+        captured = capture.stop()
+        self.assertEqual(status["device"]["underruns"], 0)
+        self.assertGreaterEqual(status["device"]["rewindCount"], 8)
+
+        reference = numpy.fromfile(fixtures.reference("music48"), dtype="<i4")
+        first = int(numpy.flatnonzero(reference)[0]) // 2
+        played0 = int(numpy.flatnonzero(captured)[0]) // 2 - first  # the capture frame of frame 0
+        offset = -played0  # reference frame = capture frame + offset
+        latencies = {}
+        for what, frame in marks:
+            asked_at = played0 + int(round(frame))
+            first_mark = not latencies
+            changed = self.first_difference(captured, reference, played0 if first_mark else asked_at - RATE // 20, offset)
+            latencies.setdefault(what, []).append((changed - asked_at) * 1000 / RATE)
+            if first_mark:
+                self.assertGreater(changed, asked_at - RATE // 20, "the music changed before the duck was asked")
+            if what == "seek":
+                # From there on the file from 20 s, bit-exact.
+                offset = 20 * RATE - changed
+                pattern = captured[2 * changed:2 * changed + 32].tobytes()
+                found = reference.tobytes().find(pattern)
+                self.assertGreater(self.first_difference(captured, reference, changed, offset) - changed, RATE // 2,
+                                   f"not the file from 20 s, bit-exact, after the seek: the capture at frame {changed} "
+                                   f"(asked at {asked_at}) is the file's frame {found // 8 if found >= 0 else None}")
+        shown = {what: [round(value, 1) for value in values] for what, values in latencies.items()}
+        for what, values in latencies.items():
+            self.assertGreaterEqual(min(values), -1.0, f"{what} heard before it was asked: {shown}")
+        # A guard of 5 ms, a note every 128 frames (2.7 ms), and the way from the socket to the
+        # output thread, on an emulated CPU that a busy host slows further: about 10 ms here.
+        for what in ("duck", "volume"):
+            self.assertLessEqual(statistics.median(latencies[what]), 12.0, f"{what}: {shown}")
+            self.assertLessEqual(max(latencies[what]), 16.0, f"{what}: {shown}")
+        self.assertLessEqual(latencies["pause"][0], 16.0, f"pause: {shown}")
+        # A seek waits for its new audio: the decoder opens the file, seeks and decodes a block
+        # first, which the emulated CPU takes tens of milliseconds over.
+        self.assertLessEqual(latencies["seek"][0], 60.0, f"seek: {shown}")
+        support.measure("snd-aloop, 500 ms buffer (6000-frame periods), guard 5 ms: asked → first changed frame in the "
+                        "capture: " + "; ".join(f"{what} {', '.join(f'{v:.1f}' for v in values)} ms"
+                                                for what, values in latencies.items())
+                        + f"; {status['device']['rewindCount']} rewinds, 0 underruns")
+
+    def test_a_gapless_album_is_bit_exact_through_rewinds_that_change_nothing(self):
+        daemon = self.daemon(BUFFERED)
+        daemon.wait_ready()
+        capture = Capture(f"{daemon.dir}/capture.raw", "S16_LE", 44100)
+        daemon.request("add", paths=fixtures.parts("noise16"))
+        daemon.request("play")
+        support.wait_until(lambda: daemon.status()["elapsed"] >= 0.5, 20, what="half a second played")
+        # ReplayGain on and off: the files have no ReplayGain tags, so each is a change the
+        # mixer renders again identically, at unity.
+        for mode in ["track", "off", "album", "off", "track"]:
+            daemon.request("replayGain", mode=mode)
+            time.sleep(0.3)
+        support.wait_until(lambda: daemon.status()["state"] == "stopped", 60, interval=0.2,
+                           what="the queue to play out")
+        status = daemon.status()
+        time.sleep(0.3)
+        captured = capture.stop()
+        self.assertGreaterEqual(status["device"]["rewindCount"], 3, "the commands made no rewind")
+        self.assertAlmostEqual(status["device"]["bufferFrames"], 22050, delta=8, msg="500 ms at 44.1 kHz")
+        reference = numpy.fromfile(fixtures.reference("noise16"), dtype="<i4")
+        first = int(numpy.flatnonzero(reference)[0])
+        start = int(numpy.flatnonzero(captured)[0]) - first
+        window = captured[start:start + len(reference)]
+        self.assertEqual(len(window), len(reference), "the capture is shorter than the files (the end was cut)")
+        mismatches = numpy.flatnonzero(window != reference)
+        self.assertEqual(len(mismatches), 0,
+                         f"{len(mismatches)} samples differ, the first at frame {mismatches[:1] // 2}")
+        support.measure(f"snd-aloop, 500 ms buffer: {len(reference) // 2} frames in 3 files bit-exact and gapless "
+                        f"through {status['device']['rewindCount']} rewinds")
