@@ -293,7 +293,9 @@ private struct StreamProduction: ProducerPolicy {
                     slot.controls.withLock { _ in
                         let input = slot.input
                         input.attach(gain: input.gain, duckLevel: input.duckLevel, fade: input.fade)
-                        if isHeld { input.isEnabled = false }
+                        // A hold asked since `followHold` looked (it takes this lock too): not
+                        // one sample of the stream is read until it is released.
+                        if isHeld || slot.holdWanted.load(ordering: .acquiring) { input.isEnabled = false }
                     }
                     attached = true
                 }
@@ -322,7 +324,8 @@ private struct StreamProduction: ProducerPolicy {
     mutating func followHold() {
         guard slot.holdWanted.load(ordering: .acquiring) else {
             holdGain = .nan
-            if isHeld {
+            // Held, or released before this thread saw the hold it attached under.
+            if isHeld || (attached && !slot.input.isEnabled) {
                 if attached { slot.input.isEnabled = true }
                 isHeld = false
                 slot.held.store(false, ordering: .releasing)
