@@ -23,6 +23,18 @@ def setUpModule():
     support.modprobe("snd-aloop")
 
 
+def assert_captured_whole(test, captured, name, shorter):
+    """The capture holds the cut signal `name` whole and bit-exact; its length in samples."""
+    reference = numpy.fromfile(fixtures.reference(name), dtype="<i4")
+    first = int(numpy.flatnonzero(reference)[0])
+    start = int(numpy.flatnonzero(captured)[0]) - first
+    window = captured[start:start + len(reference)]
+    test.assertEqual(len(window), len(reference), shorter)
+    mismatches = numpy.flatnonzero(window != reference)
+    test.assertEqual(len(mismatches), 0, f"{len(mismatches)} samples differ, the first at frame {mismatches[:1] // 2}")
+    return len(reference)
+
+
 class LargeBufferTests(support.KernelTestCase):
     def test_a_quarter_second_period_plays_through_without_a_stall(self):
         # Found on this driver: with 6000/24000 frames the player was declared stalled ~2 s in,
@@ -39,15 +51,7 @@ class LargeBufferTests(support.KernelTestCase):
         captured = capture.stop()
         self.assertEqual(done.returncode, 0, done.stdout)
         self.assertNotIn("stopped responding", done.stdout)
-        reference = numpy.fromfile(fixtures.reference("noise24"), dtype="<i4")
-        seconds = len(reference) / 2 / 48000
-        first = int(numpy.flatnonzero(reference)[0])
-        start = int(numpy.flatnonzero(captured)[0]) - first
-        window = captured[start:start + len(reference)]
-        self.assertEqual(len(window), len(reference), "the capture is shorter than the files")
-        mismatches = numpy.flatnonzero(window != reference)
-        self.assertEqual(len(mismatches), 0,
-                         f"{len(mismatches)} samples differ, the first at frame {mismatches[:1] // 2}")
+        seconds = assert_captured_whole(self, captured, "noise24", "the capture is shorter than the files") / 2 / 48000
         self.assertLess(took, seconds + 1.5, f"{seconds:.1f} s of audio took {took:.1f} s:\n{done.stdout}")
         support.measure(f"snd-aloop 6000/24000 frames: {seconds:.1f} s of audio bit-exact, played in {took:.2f} s")
 
@@ -177,13 +181,6 @@ class RewindTests(support.KernelTestCase):
         captured = capture.stop()
         self.assertGreaterEqual(status["device"]["rewindCount"], 3, "the commands made no rewind")
         self.assertAlmostEqual(status["device"]["bufferFrames"], 22050, delta=8, msg="500 ms at 44.1 kHz")
-        reference = numpy.fromfile(fixtures.reference("noise16"), dtype="<i4")
-        first = int(numpy.flatnonzero(reference)[0])
-        start = int(numpy.flatnonzero(captured)[0]) - first
-        window = captured[start:start + len(reference)]
-        self.assertEqual(len(window), len(reference), "the capture is shorter than the files (the end was cut)")
-        mismatches = numpy.flatnonzero(window != reference)
-        self.assertEqual(len(mismatches), 0,
-                         f"{len(mismatches)} samples differ, the first at frame {mismatches[:1] // 2}")
-        support.measure(f"snd-aloop, 500 ms buffer: {len(reference) // 2} frames in 3 files bit-exact and gapless "
+        samples = assert_captured_whole(self, captured, "noise16", "the capture is shorter than the files (the end was cut)")
+        support.measure(f"snd-aloop, 500 ms buffer: {samples // 2} frames in 3 files bit-exact and gapless "
                         f"through {status['device']['rewindCount']} rewinds")
