@@ -21,6 +21,7 @@ final class DaemonOutageTests: XCTestCase {
         let track = try world.fixture("outage.flac", taggedFixture(1, seconds: 12))
         try world.ok("add", track)
         let subscriber = try world.daemon.connect()
+        subscriber.setsAsideStartCorrections = true
         _ = try subscriber.result("subscribe", ["topics": ["nowPlaying"]])
         subscriber.events.removeAll()
         try world.ok("play")
