@@ -148,6 +148,10 @@ struct OutputThread {
             if openDeviceIfWanted() { continue }
             guard let (device, format) = nextPeriod() else { continue }
             takeMixChange(device, format)
+            if cutWaiting {
+                awaitSeekAudio(device, format)
+                continue
+            }
             // ── Render path begins (see Mixer.render) ──
             guard let outcome = renderAndWrite(device, format) else { continue }
             let aftermath = account(outcome, format)
@@ -208,10 +212,37 @@ struct OutputThread {
     /// seek or skip waits for its new audio, then takes back the old (or drops the device, when
     /// it cannot).
     private mutating func rewind(_ device: any OutputDevice, _ format: DeviceFormat) {
-        if cutWaiting && ring.readableSamples == 0 && engine.queueEnd.load(ordering: .acquiring) == Int.max { return }
+        if cutWaiting && !seekAudioReady(device, format) { return }
         let abandoning = cutWaiting
         cutWaiting = false
         if !takeBack(device, format, silent: false) && abandoning { dropDevice(device) }
+    }
+
+    /// Whether a seek's new audio is enough to take back the old for: a period of it, so that the
+    /// device does not run dry while the decoder goes on; or all there is (the queue ends); or
+    /// whatever there is once the device is about to need it.
+    private func seekAudioReady(_ device: any OutputDevice, _ format: DeviceFormat) -> Bool {
+        let readable = ring.readableSamples
+        if readable >= format.periodFrames * format.channels { return true }
+        if engine.queueEnd.load(ordering: .acquiring) != Int.max { return true }
+        return readable > 0 && (device.delayFrames() ?? 0) <= seekLeadFrames(format)
+    }
+
+    /// What the device is left to play when a seek takes back the old audio with what little
+    /// of the new there is; below it, a device playing out is not written to again.
+    private func seekLeadFrames(_ format: DeviceFormat) -> Int {
+        4 * engine.rewindGuardFrames(format)
+    }
+
+    /// Sleeps, rendering nothing, until a seek's new audio is ready or the device comes near
+    /// its lead (the decoder rings when it writes); another command ends it too.
+    private mutating func awaitSeekAudio(_ device: any OutputDevice, _ format: DeviceFormat) {
+        let wanted = format.periodFrames * format.channels
+        let left = (device.delayFrames() ?? 0) - seekLeadFrames(format)
+        engine.outputBell.sleep(milliseconds: max(1, left * 1000 / max(1, format.sampleRate)), awaiting: wanted) {
+            ring.readableSamples >= wanted || engine.queueEnd.load(ordering: .acquiring) != Int.max
+                || ring.reachedCut != nil || engine.stopRequested.load(ordering: .relaxed)
+        }
     }
 
     /// Takes the device and the mixer back to the first noted point after what the device must
@@ -404,6 +435,13 @@ struct OutputThread {
         // only once the device is open and they are known.
         guard cut.format == nil || link.device != nil else { return false }
         ring.takeCut()
+        if cutWaiting, let format = link.format {
+            // The new audio is heard once a rewind leaves the device its guard: a start told
+            // before then (the read position is at it already) is heard after the guard, not
+            // after what the device holds of the old.
+            engine.heardSample.store(ring.samplesRead - engine.rewindGuardFrames(format) * format.channels,
+                                     ordering: .releasing)
+        }
         engine.decoderBell.ring()
         // The new item's start is taken as its first period is rendered, after the rewind.
         if !cutWaiting { takeReachedStarts() }
@@ -551,8 +589,10 @@ struct OutputThread {
     }
 
     /// Lets the device play what it holds, sleeping meanwhile; true when something came to play
-    /// first (a resume, a new item, a stream): the device plays on, and what follows is rendered
-    /// after what it holds — or over it, by a rewind.
+    /// first (a resume, a new item, a stream) while the device still holds enough to write
+    /// after: it plays on, and what follows is rendered after what it holds — or over it, by a
+    /// rewind. False when it played out, or nearly: it is to be dropped, not to run dry just
+    /// as it is written to again.
     private mutating func playOut(_ device: any OutputDevice) -> Bool {
         device.startIfPrepared()
         let rate = max(1, device.format.sampleRate)
@@ -569,7 +609,7 @@ struct OutputThread {
                     || ring.reachedCut != nil || !engine.outputEnabled.load(ordering: .acquiring)
                 return came
             }
-            if came { return true }
+            if came { return (device.delayFrames() ?? 0) > seekLeadFrames(device.format) }
         }
         return false
     }
