@@ -243,6 +243,14 @@ public final class PCMDevice: @unchecked Sendable {
         return max(0, Int(delay))
     }
 
+    /// The kernel sound card behind the PCM, through whatever plugins; -1 when there is none.
+    public var card: Int32 {
+        var info: OpaquePointer?
+        guard snd_pcm_info_malloc(&info) == 0, let info else { return -1 }
+        defer { snd_pcm_info_free(info) }
+        return snd_pcm_info(pcm, info) == 0 ? snd_pcm_info_get_card(info) : -1
+    }
+
     /// Starts a device that has frames but fewer than its start threshold.
     public func startIfPrepared() {
         if snd_pcm_state(pcm) == SND_PCM_STATE_PREPARED, snd_pcm_avail_update(pcm) < format.bufferFrames {
@@ -250,9 +258,13 @@ public final class PCMDevice: @unchecked Sendable {
         }
     }
 
-    /// Whether the device takes back what it has not played: a frame of silence is written and
-    /// taken back. Before anything else is written, on a device just opened.
+    /// Whether the device takes back what it has not played: it is a kernel sound card's, and
+    /// a frame of silence written is taken back. Before anything else is written, on a device
+    /// just opened. A PCM of no card — a sound server's plugin (JACK's, PipeWire's), `null` —
+    /// is not rewound: a server takes audio from the buffer in blocks of its own, ahead of
+    /// where the plugin says it is (JACK's underran after rewinds that left it 12 ms).
     public func canRewind() -> Bool {
+        guard card >= 0 else { return false }
         let silence = [UInt8](repeating: 0, count: format.bytesPerFrame * 64)
         let written = silence.withUnsafeBytes { Int(snd_pcm_writei(pcm, $0.baseAddress, 64)) }
         guard written > 0 else { return false }

@@ -185,7 +185,7 @@ package enum Reports {
         }
         if output.rewinds == false {
             let late = (output.bufferFrames ?? 0) * 1000 / max(1, output.sampleRate ?? 1)
-            flags.append(("noRewind", "'\(output.device)' cannot take back what it has not played: it plays with a buffer of \(output.bufferFrames ?? 0) frames, and commands are heard \(late) ms late",
+            flags.append(("noRewind", "'\(output.device)' is not rewound (no sound card behind it, or snd_pcm_rewind refused): it plays with a buffer of \(output.bufferFrames ?? 0) frames, and commands are heard \(late) ms late",
                           "play to the card itself (hw:CARD=…, aplay -L) rather than through a plugin that cannot rewind"))
         }
         return .object([

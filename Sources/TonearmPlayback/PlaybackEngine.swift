@@ -130,7 +130,7 @@ public enum PlaybackEvent: Sendable {
 
 /// What the log says once when the device cannot rewind.
 public func rewindRefusedLine(device: String, _ format: DeviceFormat) -> String {
-    "'\(device)' cannot take back what it has not played (snd_pcm_rewind): playing with a buffer of "
+    "'\(device)' is not rewound (no sound card behind it, or snd_pcm_rewind refused): playing with a buffer of "
         + "\(format.bufferFrames) frames instead, so commands are heard \(format.bufferFrames * 1000 / max(1, format.sampleRate)) ms late"
 }
 

@@ -1,0 +1,70 @@
+import Foundation
+import TestSupport
+import XCTest
+
+/// `[output] buffer_ms` on a PCM that is not rewound — here JACK's ALSA plugin, which has no
+/// sound card behind it: the daemon plays with the frame sizes instead, says so once in the log
+/// and in `doctor`, and commands still work, heard a (small) buffer late.
+final class DaemonRewindFallbackTests: XCTestCase {
+    override func setUpWithError() throws { try requirePacedDevice() }
+
+    func testAPluginWithNoCardPlaysWithTheFrameSizesAndSaysSoOnce() throws {
+        let world = try DaemonBench(device: "paced", start: false)
+        world.daemon.arguments = ["--config", try profile(world, """
+            [output]
+            buffer_ms = 500
+            """)]
+        try world.daemon.start()
+        let track = try world.fixture("fallback.flac", taggedFixture(1, seconds: 20))
+        try world.ok("add", track)
+        try world.ok("play")
+        let playing = try world.waitForStatus(timeout: 5, "playing on an open device") {
+            $0.string("state") == "playing" && $0.object("device")?.string("state") == "open"
+        }
+        let device = playing.object("device") ?? [:]
+        XCTAssertEqual(device.bool("rewinds"), false, jsonText(device))
+        XCTAssertEqual(device.int("bufferFrames"), 1024, "the frame sizes, not 500 ms: \(jsonText(device))")
+        XCTAssertEqual(device.int("periodFrames"), 256, jsonText(device))
+
+        // Commands still work; the device is reopened (pause, seek), but it is said once.
+        try world.ok("volume", "40")
+        try world.ok("pause")
+        try world.waitForStatus(timeout: 3, "paused") { $0.string("state") == "paused" }
+        try world.ok("play")
+        try world.ok("seek", "5")
+        let after = try world.waitForStatus(timeout: 3, "playing from 5 s") {
+            $0.string("state") == "playing" && ($0.double("elapsed") ?? 0) >= 5
+        }
+        XCTAssertEqual(after.double("volume"), 40, jsonText(after))
+        XCTAssertEqual(after.object("device")?.int("underruns"), 0, jsonText(after))
+        XCTAssertEqual(after.object("device")?.int("rewindCount"), 0, jsonText(after))
+
+        let said = daemonLogLines(world.daemon.log).filter { $0.contains("'paced' is not rewound") }
+        XCTAssertEqual(said.count, 1, daemonReport(world.daemon))
+        XCTAssertTrue(said.first?.contains("playing with a buffer of 1024 frames instead, so commands are heard 21 ms late") == true,
+                      "\(said)")
+        let doctor = try world.daemon.result("doctor")
+        let flags = (doctor.array("redFlags") ?? []).compactMap { $0 as? [String: Any] }
+        let flag = flags.first { $0.string("flag") == "noRewind" }
+        XCTAssertNotNil(flag, jsonText(doctor))
+        XCTAssertTrue(flag?.string("detail")?.contains("commands are heard 21 ms late") == true, jsonText(doctor))
+        XCTAssertEqual(world.daemon.terminate()?.status, 0, daemonReport(world.daemon))
+    }
+
+    /// Without `buffer_ms`, nothing is probed and nothing is said.
+    func testFrameSizesAreNotProbed() throws {
+        let world = try DaemonBench(device: "paced")
+        let track = try world.fixture("frames.flac", taggedFixture(1, seconds: 10))
+        try world.ok("add", track)
+        try world.ok("play")
+        let playing = try world.waitForStatus(timeout: 5, "playing on an open device") {
+            $0.string("state") == "playing" && $0.object("device")?.string("state") == "open"
+        }
+        XCTAssertTrue(playing.object("device")?.isNull("rewinds") ?? false, jsonText(playing))
+        XCTAssertFalse(world.daemon.log.contains("is not rewound"), daemonReport(world.daemon))
+        let doctor = try world.daemon.result("doctor")
+        let flags = (doctor.array("redFlags") ?? []).compactMap { ($0 as? [String: Any])?.string("flag") }
+        XCTAssertFalse(flags.contains("noRewind"), jsonText(doctor))
+        XCTAssertEqual(world.daemon.terminate()?.status, 0, daemonReport(world.daemon))
+    }
+}
