@@ -45,8 +45,10 @@ struct OutputThread {
     /// A seek or skip was taken on a device that rewinds: once the new audio is there, what the
     /// device has of the old beyond the guard is taken back.
     private var cutWaiting = false
-    /// After a rewind, the first period is short: written before the device reaches it.
-    private var shortPeriod = false
+    /// After a rewind the device holds little: the periods that follow are short, written
+    /// before it reaches them, each twice the one before until a whole period (0: none), so
+    /// that a slow render never finds it dry.
+    private var refillFrames = 0
     /// Whether the device plays faster than real time (`null`, a file): started, it has taken
     /// everything written by the time there is room again, and no underrun was reported.
     private var unpaced = false
@@ -184,9 +186,9 @@ struct OutputThread {
             // What the device has played is never rendered again.
             if rewinds { mixer.releaseHistory(before: deviceEnd - deviceFill) }
             var frames = periodLength(format)
-            if shortPeriod {
-                frames = min(frames, max(Mixer.granule, engine.rewindGuardFrames(format)))
-                shortPeriod = false
+            if refillFrames > 0 {
+                frames = min(frames, refillFrames)
+                refillFrames = 2 * refillFrames < format.periodFrames ? 2 * refillFrames : 0
             }
             period.pending = mixer.render(into: period.buffer, frames: frames)
             period.offset = 0
@@ -268,7 +270,7 @@ struct OutputThread {
         engine.framesWritten.subtract(frames, ordering: .relaxed)
         engine.rewindCount.add(1, ordering: .relaxed)
         engine.rewoundFrames.add(frames, ordering: .relaxed)
-        shortPeriod = true
+        refillFrames = max(Mixer.granule, engine.rewindGuardFrames(format))
         return true
     }
 
@@ -282,6 +284,7 @@ struct OutputThread {
     /// the rings let go of their history, and the producers waiting for room are rung.
     private mutating func forgetHistory() {
         mixer.forgetHistory()
+        refillFrames = 0
         deviceEnd = mixer.renderedFrames - period.pending
         cutWaiting = false
         engine.decoderBell.ring(having: ring.freeSamples)
