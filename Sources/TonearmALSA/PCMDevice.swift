@@ -16,6 +16,12 @@ public struct OutputRequest: Sendable, Equatable {
         self.periodFrames = periodFrames
         self.bufferFrames = bufferFrames
     }
+
+    /// A buffer of `milliseconds` at the stream's rate, in four periods (`[output] buffer_ms`).
+    public init(stream: StreamFormat, bufferMilliseconds milliseconds: Int) {
+        let buffer = max(64, stream.sampleRate * milliseconds / 1000)
+        self.init(stream: stream, periodFrames: max(16, buffer / 4), bufferFrames: buffer)
+    }
 }
 
 /// One open ALSA playback PCM, opened non-blocking and configured once.

@@ -37,12 +37,21 @@ public enum BoardSelfTest {
             guard status.st_mode & S_IFMT == S_IFIFO else { return Finding(ok: false, text: "pipe '\(path)': not a named pipe (FIFO)") }
             return Finding(ok: true, text: "pipe '\(path)': a named pipe; written as S16_LE 48000 Hz 2 ch")
         }
-        let request = OutputRequest(stream: StreamFormat(sampleRate: 44100, channels: 2, bitsPerSample: 16),
-                                    periodFrames: output.periodFrames, bufferFrames: output.bufferFrames)
+        let stream = StreamFormat(sampleRate: 44100, channels: 2, bitsPerSample: 16)
+        let request = output.bufferMilliseconds.map { OutputRequest(stream: stream, bufferMilliseconds: $0) }
+            ?? OutputRequest(stream: stream, periodFrames: output.periodFrames, bufferFrames: output.bufferFrames)
         do {
             let device = try PCMDevice(name: output.device, request: request)
             let format = device.format
-            return Finding(ok: true, text: "ALSA '\(output.device)': opens for 44.1 kHz 16-bit stereo as \(format)")
+            guard output.bufferMilliseconds != nil else {
+                return Finding(ok: true, text: "ALSA '\(output.device)': opens for 44.1 kHz 16-bit stereo as \(format)")
+            }
+            // As the daemon opens it for buffer_ms: does it take back what it has not played?
+            let rewinds = device.canRewind()
+            return Finding(ok: true, text: "ALSA '\(output.device)': opens for 44.1 kHz 16-bit stereo as \(format); "
+                + (rewinds ? "rewinds, so commands are heard within rewind_guard_ms (\(output.rewindGuardMilliseconds) ms)"
+                           : "is not rewound (no sound card behind it, or snd_pcm_rewind refused): the daemon plays with "
+                             + "period_frames/buffer_frames (\(output.periodFrames)/\(output.bufferFrames)) instead"))
         } catch {
             return Finding(ok: false, text: "ALSA '\(output.device)': \(error) (aplay -L lists the devices; is tonearmd running?)")
         }

@@ -530,8 +530,7 @@ public final class PlaybackEngine: @unchecked Sendable {
         guard let milliseconds = options.bufferMilliseconds, !rewindRefused.load(ordering: .relaxed) else {
             return OutputRequest(stream: stream, periodFrames: options.periodFrames, bufferFrames: options.bufferFrames)
         }
-        let buffer = max(64, stream.sampleRate * milliseconds / 1000)
-        return OutputRequest(stream: stream, periodFrames: max(16, buffer / 4), bufferFrames: buffer)
+        return OutputRequest(stream: stream, bufferMilliseconds: milliseconds)
     }
 
     /// When the first frame at `mark` is heard, given the sample heard at `now`. A mark not yet

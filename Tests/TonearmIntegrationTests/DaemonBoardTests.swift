@@ -211,4 +211,22 @@ final class DaemonBoardTests: XCTestCase {
         XCTAssertTrue(lines.contains { $0.hasPrefix("ok   serial '\(terminal.slavePath)': opens at 9600 baud 8N1") }, result.stdout)
         XCTAssertEqual(lines.last, "\(path): 2 problems")
     }
+
+    /// With `buffer_ms` the self-test opens the device as the daemon would and says whether it
+    /// rewinds; `null` has no card behind it, so the daemon would fall back to the frame sizes.
+    func testTheSelfTestSaysWhetherTheDeviceRewinds() throws {
+        let world = try DaemonBench(jack: false, device: "null", start: false)
+        let path = try profile(world, """
+            [output]
+            device = "null"
+            buffer_ms = 200
+            """)
+        let result = try runProcess(try tonearmdBinary(), ["--config", path, "--selftest"], environment: world.bench.alsa.environment, timeout: 10)
+        XCTAssertEqual(result.status, 0, "\(result)")
+        let lines = result.stdout.split(separator: "\n").map(String.init)
+        let alsa = lines.first { $0.hasPrefix("ok   ALSA 'null': opens for 44.1 kHz 16-bit stereo as ") } ?? ""
+        XCTAssertTrue(alsa.contains("period 2205, buffer 8820;"), "200 ms at 44.1 kHz: \(result.stdout)")
+        XCTAssertTrue(alsa.hasSuffix("is not rewound (no sound card behind it, or snd_pcm_rewind refused): the daemon plays with "
+                                     + "period_frames/buffer_frames (256/1024) instead"), result.stdout)
+    }
 }
