@@ -165,7 +165,8 @@ class Guest:
             "-chardev", "pty,id=uart",
             "-device", "isa-serial,chardev=uart,index=1",
             "-qmp", f"unix:{o}/qmp.sock,server=on,wait=off",
-            "-audiodev", f"wav,id=snd0,path={o}/usb-dac.wav",
+            # At the USB device's own rate, so the file holds what was played, sample for sample.
+            "-audiodev", f"wav,id=snd0,path={o}/usb-dac.wav,out.frequency=48000",
             "-device", "qemu-xhci,id=xhci",
             "-device", "usb-audio,id=dac,audiodev=snd0,bus=xhci.0",
         ]
@@ -291,13 +292,14 @@ class Guest:
         return {"ok": False, "error": f"unknown op {op!r}"}
 
 
-def discover(filters):
-    """Test modules with at least one test whose id contains a filter word."""
+def discover(filters, kind="test"):
+    """Modules (test_*.py, or bench_*.py for benchmarks) with at least one test whose id
+    contains a filter word."""
     from run import selected  # the guest's own selection
     loader = unittest.TestLoader()
     chosen = []
     for name in sorted(os.listdir(GUEST)):
-        if not re.fullmatch(r"test_\w+\.py", name):
+        if not re.fullmatch(kind + r"_\w+\.py", name):
             continue
         module = name[:-3]
         if any(selected(loader.loadTestsFromName(module), filters)):
@@ -313,6 +315,7 @@ def main():
     parser.add_argument("--shell", action="store_true")
     parser.add_argument("--jobs", type=int, default=2)
     parser.add_argument("--keep", action="store_true")
+    parser.add_argument("--bench", action="store_true")
     parser.add_argument("filters", nargs="*")
     args = parser.parse_args()
 
@@ -324,7 +327,7 @@ def main():
         status, _ = Guest(args, None, [], shell=True).run()
         return status
 
-    found = discover(args.filters)
+    found = discover(args.filters, "bench" if args.bench else "test")
     estimates = {m: e for e, m, _ in found}
     cpus = {m: c for _, m, c in found}
     modules = list(estimates)

@@ -160,3 +160,63 @@ class USBDACTests(support.KernelTestCase):
         error = self.assert_elapsed_is_heard(daemon, plugs, "after the card appeared")
         support.measure(f"USB DAC absent at start: audio {back:.2f} s after it was plugged in, "
                         f"elapsed − heard {error * 1000:+.0f} ms")
+
+
+class USBDACRewindTests(support.KernelTestCase):
+    """snd-usb-audio flags itself a batch device (its position moves a USB packet at a time):
+    rewinds into a large buffer must still leave the music whole — every frame at unity
+    bit-exact and in its place — with no underrun."""
+
+    def test_volume_changes_through_a_large_buffer_leave_the_music_whole(self):
+        before = os.path.getsize(os.path.join(support.RIG_OUT, "usb-dac.wav")) \
+            if os.path.exists(os.path.join(support.RIG_OUT, "usb-dac.wav")) else 0
+        # QEMU's device starts below 0 dB (240 of 255): at full volume it passes the samples as they are.
+        for line in support.sh("amixer", "-c", card(), "scontrols").splitlines():
+            control = line.split("'")[1]
+            support.sh("amixer", "-q", "-c", card(), "sset", control, "100%", "unmute", check=False)
+        daemon = self.daemon(profile() + "buffer_ms = 300\nrewind_guard_ms = 5\n")
+        daemon.wait_ready()
+        daemon.request("add", paths=[fixtures.path("music48")])
+        daemon.request("play")
+        support.wait_until(lambda: daemon.status()["elapsed"] >= 1.5, 20, what="1.5 s played")
+        for _ in range(3):
+            daemon.request("setVolume", percent=50)
+            time.sleep(0.6)
+            daemon.request("setVolume", percent=100)
+            time.sleep(0.8)
+        status = daemon.status()
+        daemon.request("pause")
+        time.sleep(0.6)
+        device = status["device"]
+        self.assertTrue(device["rewinds"], device)
+        self.assertEqual(device["underruns"], 0, device)
+        self.assertGreaterEqual(device["rewindCount"], 6, device)
+
+        import numpy
+        with open(os.path.join(support.RIG_OUT, "usb-dac.wav"), "rb") as f:
+            f.seek(max(44, before))
+            heard = numpy.frombuffer(f.read(), dtype="<i2").astype("<i4") << 16
+        reference = numpy.fromfile(fixtures.reference("music48"), dtype="<i4")
+        first = int(numpy.flatnonzero(reference)[0])
+        start = int(numpy.flatnonzero(heard)[0]) - first  # the heard sample of the file's sample 0
+        self.assertEqual(start % 2, 0)
+        played = heard[start:]
+        frames = min(len(played), len(reference)) // 2
+        differs = (played[:2 * frames].reshape(-1, 2) != reference[:2 * frames].reshape(-1, 2)).any(axis=1)
+        changed = numpy.flatnonzero(differs)
+        # Stretches of changed frames: three at 50 %, then the pause's fade; between them, the
+        # file itself, frame for frame — a rewind that lost or repeated a frame would leave
+        # everything after it changed.
+        self.assertGreater(len(changed), 0, "no volume change was heard")
+        breaks = numpy.flatnonzero(numpy.diff(changed) > 48000 // 10)
+        starts = [int(changed[0])] + [int(changed[b + 1]) for b in breaks]
+        ends = [int(changed[b]) for b in breaks] + [int(changed[-1])]
+        self.assertEqual(len(starts), 4, f"stretches changed: {list(zip(starts, ends))}")
+        lengths = [(e - s + 1) / 48000 for s, e in zip(starts[:3], ends[:3])]
+        for length in lengths:
+            self.assertAlmostEqual(length, 0.6, delta=0.15, msg=f"a stretch at 50 % is not the 0.6 s asked: {lengths}")
+        unchanged = (starts[3] - ends[2] - 1) / 48000
+        self.assertGreater(unchanged, 0.5, "the music between the last change and the pause is not the file, in place")
+        support.measure(f"USB DAC (a batch device), buffer_ms = 300: {device['rewindCount']} rewinds, 0 underruns; "
+                        f"three stretches at 50 % of {', '.join(f'{v:.3f}' for v in lengths)} s, every other frame "
+                        f"up to the pause bit-exact and in place")
