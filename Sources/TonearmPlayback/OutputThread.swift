@@ -49,6 +49,8 @@ struct OutputThread {
     /// before it reaches them, each twice the one before until a whole period (0: none), so
     /// that a slow render never finds it dry.
     private var refillFrames = 0
+    /// Whether the device opened last has had its rehearsal (`rehearse`).
+    private var rehearsed = false
     /// Whether the device plays faster than real time (`null`, a file): started, it has taken
     /// everything written by the time there is room again, and no underrun was reported.
     private var unpaced = false
@@ -202,10 +204,24 @@ struct OutputThread {
     /// periods.
     private mutating func takeMixChange(_ device: any OutputDevice, _ format: DeviceFormat) {
         guard rewinds, period.pending == 0 else { return }
+        if !rehearsed && writtenSinceStart >= format.bufferFrames {
+            rehearse(device, format)
+        }
         let generation = engine.mixGeneration.load(ordering: .acquiring)
         guard generation != mixSeen || cutWaiting else { return }
         mixSeen = generation
         rewind(device, format)
+    }
+
+    /// Once a device just opened is full: the mixing path is run over silence, and the last
+    /// period written is taken back and rendered again — the same audio, bit for bit — while
+    /// the device holds the rest of its buffer. The first command's rewind then runs code and
+    /// touches memory that were run and touched already, with only the guard to spare.
+    private mutating func rehearse(_ device: any OutputDevice, _ format: DeviceFormat) {
+        rehearsed = true
+        guard case .heard = hearing else { return }
+        mixer.warmUp(into: period.buffer)
+        _ = takeBack(device, format, silent: false, notBefore: deviceEnd - format.periodFrames, counted: false)
     }
 
     /// Takes back what the device has not played beyond the guard, and moves the mixer back to
@@ -250,12 +266,13 @@ struct OutputThread {
     /// Takes the device and the mixer back to the first noted point after what the device must
     /// still play (the guard) — with `silent`, the first where the player had faded out — so
     /// that what follows is rendered again. False, changing nothing, when there is none.
-    private mutating func takeBack(_ device: any OutputDevice, _ format: DeviceFormat, silent: Bool) -> Bool {
+    private mutating func takeBack(_ device: any OutputDevice, _ format: DeviceFormat, silent: Bool,
+                                   notBefore floor: Int = 0, counted: Bool = true) -> Bool {
         guard case .heard = hearing, !unpaced else { return false }
         let guardFrames = engine.rewindGuardFrames(format)
         let rewindable = device.rewindableFrames()
         guard rewindable > guardFrames,
-              let point = mixer.rewindPoint(notBefore: deviceEnd - rewindable + guardFrames, silent: silent),
+              let point = mixer.rewindPoint(notBefore: max(floor, deviceEnd - rewindable + guardFrames), silent: silent),
               point < deviceEnd || (point == deviceEnd && mixer.renderedFrames > deviceEnd) else { return false }
         let frames = deviceEnd - point
         let taken = frames > 0 ? device.rewind(frames) : 0
@@ -268,8 +285,10 @@ struct OutputThread {
         deviceFill = max(0, deviceFill - frames)
         writtenSinceStart -= frames
         engine.framesWritten.subtract(frames, ordering: .relaxed)
-        engine.rewindCount.add(1, ordering: .relaxed)
-        engine.rewoundFrames.add(frames, ordering: .relaxed)
+        if counted {
+            engine.rewindCount.add(1, ordering: .relaxed)
+            engine.rewoundFrames.add(frames, ordering: .relaxed)
+        }
         refillFrames = max(Mixer.granule, engine.rewindGuardFrames(format))
         return true
     }
@@ -500,6 +519,7 @@ struct OutputThread {
         cutWaiting = false
         link = .open(device, f)
         writtenSinceStart = 0
+        rehearsed = false
         unpaced = false
         engine.currentFormat.store(f)
         engine.deviceRate.store(f.sampleRate, ordering: .relaxed)

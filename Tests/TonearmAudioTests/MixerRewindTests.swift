@@ -97,9 +97,23 @@ final class MixerRewindTests: XCTestCase {
         }
     }
 
+    /// Warming the mixing path up, at any moment, changes nothing that is rendered, mixing or
+    /// bit-perfect, ramping or settled; what it wrote is silence.
+    func testAWarmUpChangesNothing() {
+        for mixing in [false, true] {
+            let straight = mixedOutput(frames: 9000, mixing: mixing, rewindEvery: nil)
+            let warmed = mixedOutput(frames: 9000, mixing: mixing, rewindEvery: nil, warmUpEvery: 333)
+            XCTAssertEqual(warmed, straight, mixing ? "mixed" : "bit-perfect")
+        }
+        let mixer = Mixer(inputs: [MixerInput(ring: signalRing(frames: 10))], format: stereo16, maxFrames: 1024)
+        var out = [Int16](repeating: 7, count: Mixer.granule * 2)
+        out.withUnsafeMutableBytes { mixer.warmUp(into: $0.baseAddress!) }
+        XCTAssertTrue(out.allSatisfy { abs($0) <= 1 }, "silence, give or take the dither")
+    }
+
     /// Renders `frames` frames in periods of 1000; every `rewindEvery` frames rendered, goes
     /// back 1500 frames (to the first point noted at or after that) and keeps what is before.
-    private func mixedOutput(frames: Int, mixing: Bool, rewindEvery: Int?) -> [Int16] {
+    private func mixedOutput(frames: Int, mixing: Bool, rewindEvery: Int?, warmUpEvery: Int? = nil) -> [Int16] {
         let player = MixerInput(ring: signalRing(frames: frames + 2000))
         let prompt = MixerInput(ring: signalRing(frames: mixing ? frames : 0, level: 30000), isEnabled: mixing)
         let mixer = Mixer(inputs: [player, prompt], format: stereo16, maxFrames: 1024)
@@ -110,7 +124,14 @@ final class MixerRewindTests: XCTestCase {
         }
         var out: [Int16] = []
         var nextRewind = rewindEvery ?? Int.max
+        var scratch = [Int16](repeating: 0, count: Mixer.granule * 2)
         while out.count < frames * 2 {
+            if let every = warmUpEvery {
+                scratch.withUnsafeMutableBytes { mixer.warmUp(into: $0.baseAddress!) }
+                let rendered = render(mixer, frames: min(every, frames - out.count / 2))
+                out += rendered
+                continue
+            }
             let rendered = render(mixer, frames: min(1000, frames - out.count / 2))
             XCTAssertFalse(rendered.isEmpty)
             out += rendered
