@@ -186,7 +186,7 @@ class USBDACRewindTests(support.KernelTestCase):
             time.sleep(0.8)
         status = daemon.status()
         daemon.request("pause")
-        time.sleep(0.6)
+        time.sleep(1.0)
         device = status["device"]
         self.assertTrue(device["rewinds"], device)
         self.assertEqual(device["underruns"], 0, device)
@@ -204,18 +204,18 @@ class USBDACRewindTests(support.KernelTestCase):
         frames = min(len(played), len(reference)) // 2
         differs = (played[:2 * frames].reshape(-1, 2) != reference[:2 * frames].reshape(-1, 2)).any(axis=1)
         changed = numpy.flatnonzero(differs)
-        # Stretches of changed frames: three at 50 %, then the pause's fade; between them, the
-        # file itself, frame for frame — a rewind that lost or repeated a frame would leave
-        # everything after it changed.
+        # Stretches of changed frames: three at 50 %, then the pause's fade (when QEMU has
+        # written it yet); between them, the file itself, frame for frame — a rewind that lost
+        # or repeated a frame would leave everything after it changed.
         self.assertGreater(len(changed), 0, "no volume change was heard")
         breaks = numpy.flatnonzero(numpy.diff(changed) > 48000 // 10)
         starts = [int(changed[0])] + [int(changed[b + 1]) for b in breaks]
         ends = [int(changed[b]) for b in breaks] + [int(changed[-1])]
-        self.assertEqual(len(starts), 4, f"stretches changed: {list(zip(starts, ends))}")
+        self.assertIn(len(starts), (3, 4), f"stretches changed: {list(zip(starts, ends))}")
         lengths = [(e - s + 1) / 48000 for s, e in zip(starts[:3], ends[:3])]
         for length in lengths:
             self.assertAlmostEqual(length, 0.6, delta=0.15, msg=f"a stretch at 50 % is not the 0.6 s asked: {lengths}")
-        unchanged = (starts[3] - ends[2] - 1) / 48000
+        unchanged = ((starts[3] if len(starts) == 4 else frames) - ends[2] - 1) / 48000
         self.assertGreater(unchanged, 0.5, "the music between the last change and the pause is not the file, in place")
         support.measure(f"USB DAC (a batch device), buffer_ms = 300: {device['rewindCount']} rewinds, 0 underruns; "
                         f"three stretches at 50 % of {', '.join(f'{v:.3f}' for v in lengths)} s, every other frame "
