@@ -253,13 +253,19 @@ struct OutputThread {
     }
 
     /// Sleeps, rendering nothing, until a seek's new audio is ready or the device comes near
-    /// its lead (the decoder rings when it writes); another command ends it too.
+    /// its lead (the decoder rings when it writes); past the lead, until any of it is there.
+    /// Another command ends it too.
     private mutating func awaitSeekAudio(_ device: any OutputDevice, _ format: DeviceFormat) {
-        let wanted = format.periodFrames * format.channels
         let left = (device.delayFrames() ?? 0) - seekLeadFrames(format)
-        engine.outputBell.sleep(milliseconds: max(1, left * 1000 / max(1, format.sampleRate)), awaiting: wanted) {
+        let wanted = left > 0 ? format.periodFrames * format.channels : format.channels
+        let ready = { [ring, engine] in
             ring.readableSamples >= wanted || engine.queueEnd.load(ordering: .acquiring) != Int.max
                 || ring.reachedCut != nil || engine.stopRequested.load(ordering: .relaxed)
+        }
+        if left > 0 {
+            engine.outputBell.sleep(milliseconds: max(1, left * 1000 / max(1, format.sampleRate)), awaiting: wanted, unless: ready)
+        } else {
+            engine.outputBell.sleep(awaiting: wanted, unless: ready)
         }
     }
 

@@ -16,6 +16,13 @@ import support
 from test_loopback import Capture
 
 GUEST_SECONDS = 120
+# The commands' test counts on the guard and on the loopback's clock, which moves by the
+# kernel's tick (4 ms). Timing is what it tests, so it runs alone, with a second CPU.
+GUEST_CPUS = 2
+# What a rewind leaves the device. The profiles' 5 ms underran under emulation in three of
+# seven runs of the commands' test, in the whole suite and alone (once each, at a random
+# command): an emulated CPU is many times slower than a board's. 8 ms, as for a slower board.
+GUARD_MS = 8
 DEVICE = "hw:CARD=Loopback,DEV=0"
 
 
@@ -60,7 +67,7 @@ BUFFERED = f"""
 [output]
 device = "{DEVICE}"
 buffer_ms = 500
-rewind_guard_ms = 5
+rewind_guard_ms = {GUARD_MS}
 """
 RATE = 48000
 
@@ -148,16 +155,17 @@ class RewindTests(support.KernelTestCase):
         shown = {what: [round(value, 1) for value in values] for what, values in latencies.items()}
         for what, values in latencies.items():
             self.assertGreaterEqual(min(values), -1.0, f"{what} heard before it was asked: {shown}")
-        # A guard of 5 ms, a note every 128 frames (2.7 ms), and the way from the socket to the
-        # output thread, on an emulated CPU that a busy host slows further: about 10 ms here.
+        # The guard, a note every 128 frames (2.7 ms), and the way from the test's socket to the
+        # output thread, on an emulated CPU that a busy host slows further: 1-13 ms over the
+        # guard here. A command heard a buffer late would be 500 ms.
         for what in ("duck", "volume"):
-            self.assertLessEqual(statistics.median(latencies[what]), 12.0, f"{what}: {shown}")
-            self.assertLessEqual(max(latencies[what]), 16.0, f"{what}: {shown}")
-        self.assertLessEqual(latencies["pause"][0], 16.0, f"pause: {shown}")
+            self.assertLessEqual(statistics.median(latencies[what]), GUARD_MS + 10, f"{what}: {shown}")
+            self.assertLessEqual(max(latencies[what]), GUARD_MS + 18, f"{what}: {shown}")
+        self.assertLessEqual(latencies["pause"][0], GUARD_MS + 18, f"pause: {shown}")
         # A seek waits for its new audio: the decoder opens the file, seeks and decodes a block
         # first, which the emulated CPU takes tens of milliseconds over.
         self.assertLessEqual(latencies["seek"][0], 60.0, f"seek: {shown}")
-        support.measure("snd-aloop, 500 ms buffer (6000-frame periods), guard 5 ms: asked → first changed frame in the "
+        support.measure(f"snd-aloop, 500 ms buffer (6000-frame periods), guard {GUARD_MS} ms: asked → first changed frame in the "
                         "capture: " + "; ".join(f"{what} {', '.join(f'{v:.1f}' for v in values)} ms"
                                                 for what, values in latencies.items())
                         + f"; {status['device']['rewindCount']} rewinds, 0 underruns")
