@@ -89,7 +89,7 @@ struct Tonearmd: AsyncParsableCommand {
     @Flag(help: "Check the board profile and exit.")
     var check = false
 
-    @Flag(help: "On the board: check the ALSA device, GPIO chips and lines, input devices and serial port the profile names, print what was found, and exit (1 if anything is missing). Stop the service first.")
+    @Flag(help: "On the board: check the ALSA device (with buffer_ms, whether it rewinds), GPIO chips and lines, input devices and serial port the profile names, print what was found, and exit (1 if anything is missing). Stop the service first.")
     var selftest = false
 
     @Option(help: ArgumentHelp("Log level: trace, debug, info, notice, warning, error, critical.", valueName: "level"))

@@ -304,7 +304,8 @@ def discover(filters, kind="test"):
         module = name[:-3]
         if any(selected(loader.loadTestsFromName(module), filters)):
             estimate = getattr(sys.modules[module], "GUEST_SECONDS", 60)
-            chosen.append((estimate, module, getattr(sys.modules[module], "GUEST_CPUS", 1)))
+            chosen.append((estimate, module, getattr(sys.modules[module], "GUEST_CPUS", 1),
+                           getattr(sys.modules[module], "GUEST_ALONE", False)))
     return sorted(chosen, reverse=True)
 
 
@@ -328,13 +329,15 @@ def main():
         return status
 
     found = discover(args.filters, "bench" if args.bench else "test")
-    estimates = {m: e for e, m, _ in found}
-    cpus = {m: c for _, m, c in found}
+    estimates = {m: e for e, m, _, _ in found}
+    cpus = {m: c for _, m, c, _ in found}
+    lonely = {m: a for _, m, _, a in found}
     modules = list(estimates)
     # An emulated CPU loses real time whenever the host runs something else: a module whose
-    # timing is what it tests asks for a second CPU and runs alone, after the others.
-    shared = [m for m in modules if cpus[m] == 1]
-    alone = [m for m in modules if cpus[m] > 1]
+    # timing is what it tests asks for a second CPU, or to be alone, and runs alone, after the
+    # others.
+    shared = [m for m in modules if cpus[m] == 1 and not lonely[m]]
+    alone = [m for m in modules if cpus[m] > 1 or lonely[m]]
     if not modules:
         print(f"test-kernel: no test matches {' '.join(args.filters)}", file=sys.stderr)
         return 2
