@@ -70,6 +70,8 @@ final class DaemonNowPlayingTests: XCTestCase {
         let quiet = subscriber.events[before...].map { jsonText($0.message) }
         XCTAssertEqual(quiet, [], "published while nothing happened")
 
+        // Play, seek, next and skip each start the device anew: at most one correction each.
+        XCTAssertLessThanOrEqual(subscriber.startCorrections.count, 4, "\(subscriber.startCorrections.map { jsonText($0.message) })")
         let events = subscriber.events
         let reasons = events.map { $0.message.object("data")?.string("reason") ?? "?" }
         XCTAssertEqual(reasons, expected.map(\.reason), "publication reasons:\n" + events.map { jsonText($0.message) }.joined(separator: "\n"))

@@ -70,6 +70,7 @@ final class DaemonOutageTests: XCTestCase {
         let infos = subscriber.events.compactMap { $0.message.object("data") }
         let rates = infos.map { "\($0.string("reason") ?? "?") \($0.object("info")?.double("rate") ?? -1)" }
         XCTAssertEqual(rates, ["playbackStarted 1.0", "rateChanged 0.0", "rateChanged 1.0"], "\(infos.map(jsonText))")
+        XCTAssertLessThanOrEqual(subscriber.startCorrections.count, 1, "one play, so at most one correction of its start")
         let lines = daemonLogLines(world.daemon.log)
         XCTAssertTrue(lines.contains { $0.contains("ALSA PCM 'pacedsplitcapture' stopped responding (no period in") },
                       daemonReport(world.daemon))
