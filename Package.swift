@@ -160,7 +160,7 @@ let package = Package(
             name: "TonearmMPD",
             dependencies: [
                 "TonearmControlPlane", "TonearmControl", "TonearmNetwork", "TonearmPlayer", "TonearmSystem", "TonearmAudio",
-                .product(name: "NIOCore", package: "swift-nio"),
+                "TonearmSQLite", .product(name: "NIOCore", package: "swift-nio"),
             ]
         ),
         // The daemon: the control plane's implementation (player core, sessions, engine, saved

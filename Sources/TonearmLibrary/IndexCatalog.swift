@@ -141,10 +141,21 @@ final class IndexCatalog: LibraryCatalog, @unchecked Sendable {
 
     // MARK: SQL
 
-    /// Runs `body` on the connection; an SQLite failure becomes `unavailable`, naming the database.
+    /// The steps one query may take (`Database.withBudget`): under a second of a worker on a
+    /// PC, a few on a Pi. A page of songs takes a small part of them, a pattern that would
+    /// hold the worker for long runs out.
+    static let stepBudget = 50_000_000
+
+    /// Runs `body` on the connection within the step budget; a query over it is refused as a
+    /// bad argument, any other SQLite failure becomes `unavailable`, naming the database.
     private func query<T>(_ body: (Database) throws(SQLiteError) -> T) throws(CommandFailure) -> T {
         do {
-            return try db.withLock { db throws(SQLiteError) -> T in try body(db) }
+            return try db.withLock { db throws(SQLiteError) -> T in
+                let result: T = try db.withBudget(Self.stepBudget) { () throws(SQLiteError) -> T in try body(db) }
+                return result
+            }
+        } catch where error.isOverBudget {
+            throw CommandFailure(.badArgument, "the query needs more than its budget of \(Self.stepBudget) steps: narrow it")
         } catch {
             throw CommandFailure(.unavailable, "library database \(error)")
         }
@@ -235,9 +246,9 @@ final class IndexCatalog: LibraryCatalog, @unchecked Sendable {
                 let comparison = folds ? "value LIKE ? ESCAPE '\\'" : "substr(value, 1, \(filter.value.unicodeScalars.count)) = ?"
                 clauses.append("t.id IN (SELECT track FROM tags WHERE \(scope(filter.key)) AND \(comparison))")
                 values.append(.text(folds ? likeEscaped(filter.value) + "%" : filter.value))
-            case (_, .regularExpression) where Database.regularExpressionProblem(filter.value) != nil:
-                let problem = Database.regularExpressionProblem(filter.value) ?? ""
-                throw CommandFailure(.badArgument, "'\(filter.value)' is not a regular expression: \(problem)")
+            case (_, .regularExpression) where Database.regularExpressionProblem(filter.value, ignoringCase: folds) != nil:
+                let problem = Database.regularExpressionProblem(filter.value, ignoringCase: folds) ?? ""
+                throw CommandFailure(.badArgument, "regular expression refused: \(problem)")
             case (.file, .regularExpression):
                 clauses.append("\(folds ? "regexp_i" : "regexp")(?, t.path)")
                 values.append(.text(filter.value))

@@ -3,6 +3,7 @@ import Glibc
 #endif
 import TonearmControlPlane
 import TonearmPlayer
+import TonearmSQLite
 
 /// Songs as MPD words them: `file` first, `Last-Modified`, `Format`, the tags the client
 /// enabled, `Time` and `duration`.
@@ -45,28 +46,60 @@ enum MPDSong {
         return out
     }
 
-    /// Whether a queue song matches a filter (`playlistfind`, `playlistsearch`): by the index's
-    /// tags when it has the file, else by the queue's metadata. AlbumArtist falls back to Artist.
-    /// The filter's operator says how much of a value it compares; `matching` (the command's:
-    /// `.exact` for playlistfind) whether case counts.
-    static func matches(_ filter: TagFilter, path: String, song: LibrarySong?, _ metadata: TrackMetadata, matching: Matching) -> Bool {
-        filter.negated != matchesPositively(filter, path: path, song: song, metadata, matching: matching)
+    /// A filter of `playlistfind` or `playlistsearch`, ready to match queue songs: its pattern
+    /// checked and compiled once (the index's `RegularExpression`: one matcher, one set of bounds).
+    struct QueueFilter {
+        let filter: TagFilter
+        /// The command's: `.exact` for playlistfind, whether case counts.
+        let matching: Matching
+        let pattern: RegularExpression?
+
+        init(_ filter: TagFilter, matching: Matching) throws(MPDFailure) {
+            self.filter = filter
+            self.matching = matching
+            guard filter.matching == .regularExpression else {
+                pattern = nil
+                return
+            }
+            switch RegularExpression.compile(filter.value, ignoringCase: matching != .exact) {
+            case .success(let compiled): pattern = compiled
+            case .failure(let refusal): throw .argument("regular expression refused: \(refusal.reason)")
+            }
+        }
     }
 
-    private static func matchesPositively(_ filter: TagFilter, path: String, song: LibrarySong?, _ metadata: TrackMetadata,
-                                          matching: Matching) -> Bool {
-        let folds = matching != .exact
+    /// The steps one queue search may take, counted as the index counts a query's.
+    static let queueStepBudget = 50_000_000
+
+    /// Whether a queue song matches a filter (`playlistfind`, `playlistsearch`): by the index's
+    /// tags when it has the file, else by the queue's metadata. AlbumArtist falls back to Artist.
+    /// The filter's operator says how much of a value it compares; the command's matching
+    /// whether case counts. Regular expressions take from `steps`; a search that runs out is
+    /// refused.
+    static func matches(_ queueFilter: QueueFilter, path: String, song: LibrarySong?, _ metadata: TrackMetadata,
+                        steps: inout Int) throws(MPDFailure) -> Bool {
+        let filter = queueFilter.filter
+        return try filter.negated != matchesPositively(queueFilter, path: path, song: song, metadata, steps: &steps)
+    }
+
+    private static func matchesPositively(_ queueFilter: QueueFilter, path: String, song: LibrarySong?, _ metadata: TrackMetadata,
+                                          steps: inout Int) throws(MPDFailure) -> Bool {
+        let filter = queueFilter.filter
+        let folds = queueFilter.matching != .exact
         let wanted = folds ? filter.value.lowercased() : filter.value
-        let pattern = filter.matching == .regularExpression ? try? Regex(filter.value) : nil
-        func compare(_ raw: String) -> Bool {
+        func compare(_ raw: String, _ steps: inout Int) throws(MPDFailure) -> Bool {
             let value = folds ? raw.lowercased() : raw
-            switch filter.matching ?? matching {
+            switch filter.matching ?? queueFilter.matching {
             case .exact: return value == wanted
             case .substring: return value.contains(wanted)
             case .prefix: return value.hasPrefix(wanted)
             case .regularExpression:
-                guard let pattern else { return false }
-                return (try? (folds ? pattern.ignoresCase() : pattern).firstMatch(in: raw)) != nil
+                guard let pattern = queueFilter.pattern else { return false }
+                steps -= pattern.steps(forBytes: raw.utf8.count)
+                guard steps >= 0 else {
+                    throw .argument("the queue search needs more than its budget of \(queueStepBudget) steps: narrow it")
+                }
+                return pattern.matches(raw)
             }
         }
         let tags: [(tag: Tag, value: String)] = song?.tags ?? [
@@ -74,15 +107,18 @@ enum MPDSong {
             (.track, metadata.trackNumber.map(String.init)), (.disc, metadata.discNumber.map(String.init)),
         ].compactMap { tag, value in value.map { (tag, $0) } }
         switch filter.key {
-        case .file: return compare(path)
+        case .file: return try compare(path, &steps)
         case .base:
             let base = filter.value.split(separator: "/").joined(separator: "/")
             return base.isEmpty || path.hasPrefix(base + "/")
-        case .anyTag: return tags.contains { compare($0.value) }
+        case .anyTag:
+            for (_, value) in tags where try compare(value, &steps) { return true }
+            return false
         case .tag(let tag):
             var values = tags.filter { $0.tag == tag }.map(\.value)
             if values.isEmpty && tag == .albumArtist { values = tags.filter { $0.tag == .artist }.map(\.value) }
-            return values.contains(where: compare)
+            for value in values where try compare(value, &steps) { return true }
+            return false
         }
     }
 

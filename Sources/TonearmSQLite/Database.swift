@@ -28,6 +28,9 @@ public struct SQLiteError: Error, CustomStringConvertible, Sendable, Equatable {
         return primary == SQLITE_CORRUPT || primary == SQLITE_NOTADB
     }
 
+    /// The statement used up the budget of `Database.withBudget`.
+    public var isOverBudget: Bool { code & 0xFF == SQLITE_INTERRUPT }
+
     /// A UNIQUE, NOT NULL or other constraint refused the change.
     public var isConstraint: Bool { code & 0xFF == SQLITE_CONSTRAINT }
 }
@@ -64,30 +67,72 @@ public final class Database: @unchecked Sendable {
         handle = db
         sqlite3_extended_result_codes(db, 1)
         sqlite3_busy_timeout(db, busyMilliseconds)
-        Database.installRegularExpressions(db)
+        installRegularExpressions()
     }
 
     /// `value REGEXP pattern` (SQLite's operator calls `regexp(pattern, value)`) and
-    /// `regexp_i(pattern, value)`, ignoring case: POSIX extended regular expressions, matched
-    /// anywhere in the value. A pattern is compiled once per statement, not once per row.
-    private static func installRegularExpressions(_ db: OpaquePointer) {
-        for (name, flags) in [("regexp", REG_EXTENDED | REG_NOSUB), ("regexp_i", REG_EXTENDED | REG_NOSUB | REG_ICASE)] {
-            sqlite3_create_function_v2(db, name, 2, SQLITE_UTF8 | SQLITE_DETERMINISTIC,
-                                       UnsafeMutableRawPointer(bitPattern: Int(flags) + 1), regularExpressionMatch, nil, nil, nil)
+    /// `regexp_i(pattern, value)`, ignoring case: `RegularExpression`s, found anywhere in the
+    /// value, compiled once per statement, not once per row. Each match counts against the
+    /// budget of `withBudget`.
+    private func installRegularExpressions() {
+        for function in regularExpressionFunctions {
+            sqlite3_create_function_v2(handle, function.name, 2, SQLITE_UTF8 | SQLITE_DETERMINISTIC,
+                                       Unmanaged.passUnretained(function).toOpaque(), regularExpressionMatch, nil, nil, nil)
         }
     }
 
-    /// Whether `regcomp` takes `pattern`, and why not: for a caller that checks a pattern before
-    /// it reaches a query.
+    /// Why `pattern` is refused (too long, a back-reference, repetitions too large, or what
+    /// `regcomp` says), or nil: for a caller that checks a pattern before it reaches a query.
     public static func regularExpressionProblem(_ pattern: String, ignoringCase: Bool = false) -> String? {
-        var compiled = regex_t()
-        let status = regcomp(&compiled, pattern, REG_EXTENDED | REG_NOSUB | (ignoringCase ? REG_ICASE : 0))
-        defer { if status == 0 { regfree(&compiled) } }
-        guard status != 0 else { return nil }
-        var message = [CChar](repeating: 0, count: 256)
-        regerror(status, &compiled, &message, message.count)
-        return String(decoding: message.prefix { $0 != 0 }.map { UInt8(bitPattern: $0) }, as: UTF8.self)
+        switch RegularExpression.compile(pattern, ignoringCase: ignoringCase) {
+        case .success: nil
+        case .failure(let refusal): refusal.reason
+        }
     }
+
+    /// Runs `body` with at most `steps` steps for its statements: a step is one of SQLite's VM
+    /// instructions, or as much regular expression matching as takes the same time
+    /// (`RegularExpression.steps`). Past them the statement running is interrupted and fails
+    /// with `isOverBudget`.
+    public func withBudget<T>(_ steps: Int, _ body: () throws(SQLiteError) -> sending T) throws(SQLiteError) -> sending T {
+        budget.remaining = steps
+        sqlite3_progress_handler(handle, Budget.instructionsPerCall, progressCall, Unmanaged.passUnretained(budget).toOpaque())
+        defer {
+            sqlite3_progress_handler(handle, 0, nil, nil)
+            budget.remaining = Int.max
+        }
+        return try body()
+    }
+
+    /// The steps left to the statements of `withBudget`: counted down on the thread that runs
+    /// them (a connection is used by one thread at a time).
+    final class Budget {
+        static let instructionsPerCall: Int32 = 1000
+        var remaining = Int.max
+
+        /// Takes `steps`; false once there are none left.
+        func take(_ steps: Int) -> Bool {
+            remaining = remaining > steps ? remaining - steps : 0
+            return remaining > 0
+        }
+    }
+
+    final class RegularExpressionFunction {
+        let name: String
+        let ignoringCase: Bool
+        let budget: Budget
+        init(name: String, ignoringCase: Bool, budget: Budget) {
+            self.name = name
+            self.ignoringCase = ignoringCase
+            self.budget = budget
+        }
+    }
+
+    private let budget = Budget()
+    private lazy var regularExpressionFunctions = [
+        RegularExpressionFunction(name: "regexp", ignoringCase: false, budget: budget),
+        RegularExpressionFunction(name: "regexp_i", ignoringCase: true, budget: budget),
+    ]
 
     deinit { sqlite3_close_v2(handle) }
 
@@ -225,38 +270,46 @@ public final class Statement {
     }
 }
 
+/// The progress handler of `Database.withBudget`: non-zero interrupts the statement.
+private let progressCall: @convention(c) (UnsafeMutableRawPointer?) -> Int32 = { budget in
+    guard let budget else { return 0 }
+    let taken = Unmanaged<Database.Budget>.fromOpaque(budget).takeUnretainedValue().take(Int(Database.Budget.instructionsPerCall))
+    return taken ? 0 : 1
+}
+
 /// The `regexp` functions' body (see `Database.installRegularExpressions`).
 private let regularExpressionMatch: @convention(c) (OpaquePointer?, Int32, UnsafeMutablePointer<OpaquePointer?>?) -> Void = { context, _, arguments in
-    guard let context, let arguments else { return }
+    guard let context, let arguments, let data = sqlite3_user_data(context) else { return }
+    let function = Unmanaged<Database.RegularExpressionFunction>.fromOpaque(data).takeUnretainedValue()
     guard let value = sqlite3_value_text(arguments[1]) else {
         sqlite3_result_int(context, 0)
         return
     }
-    var compiled = sqlite3_get_auxdata(context, 0)?.assumingMemoryBound(to: regex_t.self)
-    var owned = false
-    if compiled == nil {
+    let expression: RegularExpression
+    if let kept = sqlite3_get_auxdata(context, 0) {
+        expression = Unmanaged<RegularExpression>.fromOpaque(kept).takeUnretainedValue()
+    } else {
         guard let pattern = sqlite3_value_text(arguments[0]) else {
             sqlite3_result_int(context, 0)
             return
         }
-        let flags = Int32(Int(bitPattern: sqlite3_user_data(context)) - 1)
-        let fresh = UnsafeMutablePointer<regex_t>.allocate(capacity: 1)
-        guard regcomp(fresh, UnsafeRawPointer(pattern).assumingMemoryBound(to: CChar.self), flags) == 0 else {
-            fresh.deallocate()
-            sqlite3_result_error(context, "invalid regular expression", -1)
+        switch RegularExpression.compile(String(cString: pattern), ignoringCase: function.ignoringCase) {
+        case .success(let compiled): expression = compiled
+        case .failure(let refusal):
+            sqlite3_result_error(context, "regular expression refused: \(refusal.reason)", -1)
             return
         }
-        compiled = fresh
-        owned = true
-    }
-    let matched = regexec(compiled!, UnsafeRawPointer(value).assumingMemoryBound(to: CChar.self), 0, nil, 0) == 0
-    sqlite3_result_int(context, matched ? 1 : 0)
-    // Kept for the statement's next rows; SQLite frees it (possibly at once) with the statement.
-    if owned {
-        sqlite3_set_auxdata(context, 0, compiled, { pointer in
-            guard let regex = pointer?.assumingMemoryBound(to: regex_t.self) else { return }
-            regfree(regex)
-            regex.deallocate()
+        // Kept for the statement's next rows; SQLite releases it (possibly at once) with the statement.
+        sqlite3_set_auxdata(context, 0, Unmanaged.passRetained(expression).toOpaque(), { pointer in
+            guard let pointer else { return }
+            Unmanaged<RegularExpression>.fromOpaque(pointer).release()
         })
     }
+    guard function.budget.take(expression.steps(forBytes: Int(sqlite3_value_bytes(arguments[1])))) else {
+        sqlite3_interrupt(sqlite3_context_db_handle(context))
+        sqlite3_result_int(context, 0)
+        return
+    }
+    let matched = expression.matches(UnsafeRawPointer(value).assumingMemoryBound(to: CChar.self))
+    sqlite3_result_int(context, matched ? 1 : 0)
 }
