@@ -1,6 +1,7 @@
 import TonearmControl
 import TonearmControlPlane
 import TonearmJSON
+import TonearmSystem
 
 /// The library's requests on the socket: `update`, `ls`, `list`, `find`, `search`, `count`,
 /// `stats`, `playlists`, `failures`, and `findadd`/`searchadd`. Documented in `TonearmControl/Protocol.swift`.
@@ -130,47 +131,62 @@ extension ControlResponder {
                        message: "there is no library: no music directory is configured ([daemon] music_dir, --music-dir)")
             return
         }
+        // The query runs on the library's worker pool, in this client's turn: a long one holds
+        // up neither the daemon nor another client.
+        enum Answer: Sendable {
+            case report(JSONValue)
+            case paths([String])
+        }
+        let turn = source.client.map { "\(source.name) \(String(describing: $0))" } ?? source.name
         do throws(CommandFailure) {
-            switch request {
-            case .update:
-                return
-            case .ls(let path):
-                reply.succeed(Reports.listing(try catalog.listDirectory(path)))
-            case .list(let tag, let filters, let groups):
-                var items: [JSONValue] = []
-                let keys = (groups + [tag]).map { $0.rawValue.lowercased() }
-                try catalog.values(of: tag, filters: filters, groupedBy: groups) { values in
-                    items.append(.object(Array(zip(keys, values.map { JSONValue.string($0) }))))
-                    return true
+            let outcome = try await WorkerPool.library.run(for: turn) { () throws(CommandFailure) -> Answer in
+                switch request {
+                case .update:
+                    return .paths([])
+                case .ls(let path):
+                    return .report(Reports.listing(try catalog.listDirectory(path)))
+                case .list(let tag, let filters, let groups):
+                    var items: [JSONValue] = []
+                    let keys = (groups + [tag]).map { $0.rawValue.lowercased() }
+                    try catalog.values(of: tag, filters: filters, groupedBy: groups) { values in
+                        items.append(.object(Array(zip(keys, values.map { JSONValue.string($0) }))))
+                        return true
+                    }
+                    return .report(.object([("items", .array(items))]))
+                case .songs(let query):
+                    var songs: [JSONValue] = []
+                    let total = try catalog.songs(query) { song in
+                        songs.append(Reports.song(song))
+                        return true
+                    }
+                    return .report(.object([("songs", .array(songs)), ("total", .int(total))]))
+                case .count(let filters, let matching, let group):
+                    let counts = try catalog.count(filters, matching: matching, groupedBy: group)
+                    return .report(.object([("counts", .array(counts.map(Reports.count)))]))
+                case .stats:
+                    return .report(Reports.stats(try catalog.totals()))
+                case .playlists:
+                    return .report(.object([("playlists", .array(try catalog.storedPlaylists().map(Reports.playlist)))]))
+                case .failures:
+                    var failures: [JSONValue] = []
+                    try catalog.failures { path, reason in
+                        failures.append(.object([("path", .string(path)), ("reason", .string(reason))]))
+                        return true
+                    }
+                    return .report(.object([("failures", .array(failures))]))
+                case .add(let query, _):
+                    var paths: [String] = []
+                    try catalog.songs(query) { song in
+                        paths.append(song.path)
+                        return true
+                    }
+                    return .paths(paths)
                 }
-                reply.succeed(.object([("items", .array(items))]))
-            case .songs(let query):
-                var songs: [JSONValue] = []
-                let total = try catalog.songs(query) { song in
-                    songs.append(Reports.song(song))
-                    return true
-                }
-                reply.succeed(.object([("songs", .array(songs)), ("total", .int(total))]))
-            case .count(let filters, let matching, let group):
-                let counts = try catalog.count(filters, matching: matching, groupedBy: group)
-                reply.succeed(.object([("counts", .array(counts.map(Reports.count)))]))
-            case .stats:
-                reply.succeed(Reports.stats(try catalog.totals()))
-            case .playlists:
-                reply.succeed(.object([("playlists", .array(try catalog.storedPlaylists().map(Reports.playlist)))]))
-            case .failures:
-                var failures: [JSONValue] = []
-                try catalog.failures { path, reason in
-                    failures.append(.object([("path", .string(path)), ("reason", .string(reason))]))
-                    return true
-                }
-                reply.succeed(.object([("failures", .array(failures))]))
-            case .add(let query, let position):
-                var paths: [String] = []
-                try catalog.songs(query) { song in
-                    paths.append(song.path)
-                    return true
-                }
+            }
+            switch (outcome, request) {
+            case (.report(let report), _):
+                reply.succeed(report)
+            case (.paths(let paths), .add(_, let position)):
                 guard !paths.isEmpty else {
                     reply.fail(code: CommandFailure.Code.notFound.rawValue, message: "no song in the library matches")
                     return
@@ -181,6 +197,8 @@ extension ControlResponder {
                 } else {
                     reply.succeed(answer(result, .added))
                 }
+            case (.paths, _):
+                return
             }
         } catch {
             reply.fail(code: error.code.rawValue, message: error.message)

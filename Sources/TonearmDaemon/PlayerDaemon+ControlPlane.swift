@@ -1,6 +1,7 @@
 import TonearmAudio
 import TonearmControlPlane
 import TonearmLibrary
+import TonearmSystem
 import TonearmPlayer
 import TonearmSession
 
@@ -44,7 +45,7 @@ extension PlayerDaemon: ControlPlane {
             guard let artwork = artworkSources[id] else { return .failed(.notFound, "no artwork with id '\(id)'") }
             if let size {
                 do throws(CommandFailure) {
-                    let image = try await scaledArtwork.image(id: id, size: size) { () throws(CommandFailure) -> [UInt8] in
+                    let image = try await scaledArtwork.image(id: id, size: size, for: source.name) { () throws(CommandFailure) -> [UInt8] in
                         do throws(LibraryError) {
                             return try MusicLibrary.artworkBytes(artwork)
                         } catch {
@@ -57,15 +58,20 @@ extension PlayerDaemon: ControlPlane {
                 }
             }
             do throws(LibraryError) {
-                let bytes = try MusicLibrary.artworkBytes(artwork)
+                // Files are read on the library's worker pool: a large cover holds up no command.
+                let bytes = try await WorkerPool.library.run(for: source.name) { () throws(LibraryError) in try MusicLibrary.artworkBytes(artwork) }
                 return CommandResult(status: .success, payload: .artwork(id: id, mimeType: artwork.mimeType, bytes: bytes))
             } catch {
                 return .failed(error.failureCode, error.description)
             }
         case .picture(let path, let embedded):
+            let musicDirectory = settings.musicDirectory
             do throws(LibraryError) {
+                let found = try await WorkerPool.library.run(for: source.name) { () throws(LibraryError) in
+                    try MusicLibrary.picture(of: path, embedded: embedded, musicDirectory: musicDirectory)
+                }
                 // A file without one: success, and no picture.
-                guard let picture = try MusicLibrary.picture(of: path, embedded: embedded, musicDirectory: settings.musicDirectory) else {
+                guard let picture = found else {
                     return CommandResult(status: .success)
                 }
                 return CommandResult(status: .success, payload: .artwork(id: "", mimeType: picture.mimeType, bytes: picture.bytes))

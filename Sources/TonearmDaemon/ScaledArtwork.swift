@@ -31,25 +31,28 @@ actor ScaledArtwork {
     }
 
     /// The picture `id` scaled to fit `size`; `original` reads its bytes when it has not been
-    /// made at that size yet.
-    func image(id: String, size: Int, original: @Sendable () throws(CommandFailure) -> [UInt8]) throws(CommandFailure) -> EncodedImage {
+    /// made at that size yet. Reading and scaling run on the library's worker pool, in
+    /// `client`'s turn.
+    func image(id: String, size: Int, for client: String, original: @escaping @Sendable () throws(CommandFailure) -> [UInt8])
+        async throws(CommandFailure) -> EncodedImage {
         let path = directory + "/" + id + "-" + String(size) + ".jpg"
-        if let bytes = try? WholeFile.read(path, limit: 32 << 20), let dimensions = CoverArt.dimensions(bytes) {
-            return EncodedImage(bytes: bytes, mimeType: "image/jpeg", width: dimensions.width, height: dimensions.height)
+        let (image, stored) = try await WorkerPool.library.run(for: client) { () throws(CommandFailure) -> (EncodedImage, Bool) in
+            if let bytes = try? WholeFile.read(path, limit: 32 << 20), let dimensions = CoverArt.dimensions(bytes) {
+                return (EncodedImage(bytes: bytes, mimeType: "image/jpeg", width: dimensions.width, height: dimensions.height), false)
+            }
+            let bytes = try original()
+            let image: EncodedImage
+            do throws(ImageError) {
+                image = try CoverArt.scaled(bytes, toFit: size)
+            } catch {
+                throw CommandFailure(.notPlayable, "cover \(id): \(error)")
+            }
+            // Not kept when it cannot be written: made again next time. The client still gets it.
+            return (image, (try? WholeFile.replace(path, with: image.bytes)) != nil)
         }
-        let bytes = try original()
-        let image: EncodedImage
-        do throws(ImageError) {
-            image = try CoverArt.scaled(bytes, toFit: size)
-        } catch {
-            throw CommandFailure(.notPlayable, "cover \(id): \(error)")
-        }
-        do throws(Errno) {
-            try WholeFile.replace(path, with: image.bytes)
+        if stored, !made.contains(path) {
             made.append(path)
             if made.count > limit { unlink(made.removeFirst()) }
-        } catch {
-            // Not kept: made again next time. The client still gets it.
         }
         return image
     }

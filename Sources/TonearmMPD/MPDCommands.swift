@@ -21,8 +21,9 @@ public struct MPDSettings: Sendable {
 }
 
 /// Carries out MPD commands through the control plane and words the answers as MPD does.
-/// Used from the plug-in's task only, one request at a time.
-final class MPDCommands {
+/// Each client's requests come one at a time, clients side by side; library queries run on
+/// the library's worker pool, in the client's turn.
+actor MPDCommands {
     private let plane: any ControlPlane
     private let settings: MPDSettings
     private let started = monotonicSeconds()
@@ -37,8 +38,13 @@ final class MPDCommands {
         var binaryLimit = 8192
     }
 
-    /// The picture last read, for the chunks that follow: a client reads a cover 8 KiB at a time.
-    private var lastPicture: (path: String, embedded: Bool, mimeType: String, bytes: [UInt8])?
+    /// Pictures read, for the chunks that follow: a client reads a cover 8 KiB at a time.
+    private var pictures = PictureCache(limit: PictureCache.defaultLimit)
+    /// Pictures being read, for the clients that ask for one meanwhile.
+    private var picturesLoading: [PictureCache.Key: Task<Result<PictureCache.Picture?, MPDFailure>, Never>] = [:]
+
+    /// Whose turn a library query waits for on the worker pool: the request's client.
+    @TaskLocal private static var requester = "mpd"
 
     /// The commands that work without the password.
     static let open: Set<String> = ["ping", "close", "password", "commands", "notcommands", "tagtypes"]
@@ -79,7 +85,7 @@ final class MPDCommands {
         func append(_ more: [UInt8]) { bytes += more }
 
         /// Sends what is made once there is a part's worth.
-        func drain() async throws(MPDFailure) {
+        nonisolated(nonsending) func drain() async throws(MPDFailure) {
             guard let reply, bytes.count >= Self.part else { return }
             let part = bytes
             bytes.removeAll(keepingCapacity: true)
@@ -90,6 +96,10 @@ final class MPDCommands {
     /// The answer to a request (what is left of it when parts went to `reply` already), and
     /// whether the connection closes after it.
     func answer(_ request: MPDRequest, streamingTo reply: MPDReply? = nil) async -> ([UInt8], close: Bool) {
+        await Self.$requester.withValue("mpd \(request.clientID)") { await answering(request, streamingTo: reply) }
+    }
+
+    private func answering(_ request: MPDRequest, streamingTo reply: MPDReply?) async -> ([UInt8], close: Bool) {
         var client = clients[request.clientID] ?? Client(authorized: settings.password == nil, tags: MPDSong.tagOrder)
         defer { clients[request.clientID] = client }
         let out = Output(streamingTo: reply)
@@ -122,19 +132,10 @@ final class MPDCommands {
         guard let offset = Int(command.arguments[1]), offset >= 0 else { throw .argument("Number expected: \(command.arguments[1])") }
         let path = try absolute(command.arguments[0])
         let embedded = command.name == "readpicture"
-        let picture: (mimeType: String, bytes: [UInt8])
-        if let last = lastPicture, last.path == path, last.embedded == embedded, offset > 0 {
-            picture = (last.mimeType, last.bytes)
-        } else {
-            let result = await plane.send(.picture(path: path, embedded: embedded), from: source)
-            if let failure = result.failure { throw MPDFailure(code(failure), failure.message) }
-            guard case .artwork(_, let mimeType, let bytes) = result.payload else {
-                // None: albumart says so, readpicture answers nothing (as MPD).
-                if embedded { return [] }
-                throw MPDFailure(50, "No file exists")
-            }
-            picture = (mimeType, bytes)
-            lastPicture = (path, embedded, mimeType, bytes)
+        guard let picture = try await picture(PictureCache.Key(path: path, embedded: embedded), reread: offset == 0) else {
+            // None: albumart says so, readpicture answers nothing (as MPD).
+            if embedded { return [] }
+            throw MPDFailure(50, "No file exists")
         }
         guard offset <= picture.bytes.count else { throw .argument("Offset too large") }
         let chunk = picture.bytes[offset..<min(picture.bytes.count, offset + client.binaryLimit)]
@@ -142,6 +143,31 @@ final class MPDCommands {
         if embedded, !picture.mimeType.isEmpty { out += Array("type: \(picture.mimeType)\n".utf8) }
         out += Array("binary: \(chunk.count)\n".utf8) + chunk + [0x0A]
         return out
+    }
+
+    /// A picture from the cache, else read (once, however many clients ask meanwhile). A
+    /// client's first chunk reads it again (`reread`): a cover changed on disk shows.
+    private func picture(_ key: PictureCache.Key, reread: Bool) async throws(MPDFailure) -> PictureCache.Picture? {
+        if !reread, let cached = pictures[key] { return cached }
+        let loading: Task<Result<PictureCache.Picture?, MPDFailure>, Never>
+        if let running = picturesLoading[key] {
+            loading = running
+        } else {
+            let plane = plane, source = source
+            loading = Task {
+                let result = await plane.send(.picture(path: key.path, embedded: key.embedded), from: source)
+                if let failure = result.failure { return .failure(MPDFailure(Self.code(failure), failure.message)) }
+                guard case .artwork(_, let mimeType, let bytes) = result.payload else { return .success(nil) }
+                return .success(PictureCache.Picture(mimeType: mimeType, bytes: bytes))
+            }
+            picturesLoading[key] = loading
+        }
+        let result = await loading.value
+        if picturesLoading[key] == loading {
+            picturesLoading[key] = nil
+            if case .success(let picture?) = result { pictures.keep(picture, for: key) }
+        }
+        return try result.get()
     }
 
     // MARK: Commands
@@ -178,7 +204,7 @@ final class MPDCommands {
         case "currentsong":
             let state = await plane.snapshot()
             guard let id = state.queue.currentItemID, let position = state.queue.items.firstIndex(where: { $0.id == id }) else { return "" }
-            return try song(state.queue.items[position], position: position, client)
+            return try await songs([(position, state.queue.items[position])], client)
         case "stats":
             return try await stats()
         case "outputs":
@@ -387,16 +413,22 @@ final class MPDCommands {
             guard !filters.isEmpty else { throw .argument("too few arguments for \"\(command.name)\"") }
             guard rest.isEmpty else { throw .argument("unexpected arguments: \(rest.joined(separator: " "))") }
             let matching: Matching = command.name == "playlistfind" ? .exact : .substring
-            let items = await plane.snapshot().queue.items
-            var found = ""
-            for (position, item) in items.enumerated() {
-                let path = uri(item.path)
-                let song = plane.catalog == nil ? nil : try librarySong(path)
-                if filters.allSatisfy({ MPDSong.matches($0, path: path, song: song, item.metadata, matching: matching) }) {
-                    found += try self.song(item, position: position, client)
+            let queueFilters = try filters.map { (filter) throws(MPDFailure) in try MPDSong.QueueFilter(filter, matching: matching) }
+            let items = await plane.snapshot().queue.items.enumerated().map { (position: $0.offset, item: $0.element, path: uri($0.element.path)) }
+            let catalog = plane.catalog, tags = client.tags
+            // On the worker pool: the index's songs, the matching and the wording.
+            return try await work { () throws(MPDFailure) -> String in
+                var found = ""
+                var steps = MPDSong.queueStepBudget
+                search: for (position, item, path) in items {
+                    let song = try Self.librarySong(path, catalog)
+                    for filter in queueFilters where !(try MPDSong.matches(filter, path: path, song: song, item.metadata, steps: &steps)) {
+                        continue search
+                    }
+                    found += Self.song(item, path: path, song: song, position: position, tags: tags)
                 }
+                return found
             }
-            return found
         case "playlist":
             let items = await plane.snapshot().queue.items
             return items.enumerated().map { "\($0.offset):file: \(uri($0.element.path))\n" }.joined()
@@ -418,43 +450,41 @@ final class MPDCommands {
                     range = asked.clamped(to: 0..<items.count)
                 }
             }
-            var out = ""
-            for position in range { out += try song(items[position], position: position, client) }
-            return out
+            return try await songs(range.map { ($0, items[$0]) }, client)
         case "plchanges", "plchangesposid":
             try count(args, 1...2)
             guard let version = Int(args[0]) else { throw .argument("Number expected: \(args[0])") }
             let queue = await plane.snapshot().queue
             var range = 0..<queue.items.count
             if args.count > 1 { range = try MPDFilter.range(args[1]).clamped(to: range) }
-            var out = ""
-            for position in queue.positionsChanged(since: version) where range.contains(position) {
-                out += command.name == "plchanges"
-                    ? try song(queue.items[position], position: position, client)
-                    : "cpos: \(position)\nId: \(queue.items[position].id)\n"
+            let positions = queue.positionsChanged(since: version).filter { range.contains($0) }
+            guard command.name == "plchanges" else {
+                return positions.map { "cpos: \($0)\nId: \(queue.items[$0].id)\n" }.joined()
             }
-            return out
+            return try await songs(positions.map { ($0, queue.items[$0]) }, client)
 
         // Stored playlists
         case "listplaylists":
-            return try playlists().map { "playlist: \($0.name)\nLast-Modified: \(MPDSong.time($0.modified))\n" }.joined()
+            return try await playlists().map { "playlist: \($0.name)\nLast-Modified: \(MPDSong.time($0.modified))\n" }.joined()
         case "listplaylist", "listplaylistinfo":
             try count(args, 1...2)
-            let playlist = try storedPlaylist(args[0])
-            var out = ""
-            for entry in playlist.entries {
-                if command.name == "listplaylist" {
-                    out += "file: \(entry)\n"
-                } else if let song = try librarySong(entry) {
-                    out += MPDSong.block(song, tags: client.tags)
-                } else {
-                    out += "file: \(entry)\n"
+            let playlist = try await storedPlaylist(args[0])
+            guard command.name == "listplaylistinfo" else { return playlist.entries.map { "file: \($0)\n" }.joined() }
+            let tags = client.tags
+            return try await query { (catalog) throws(CommandFailure) -> String in
+                var out = ""
+                for entry in playlist.entries {
+                    if let song = try Self.librarySong(entry, in: catalog) {
+                        out += MPDSong.block(song, tags: tags)
+                    } else {
+                        out += "file: \(entry)\n"
+                    }
                 }
+                return out
             }
-            return out
         case "load":
             try count(args, 1...3)
-            let playlist = try storedPlaylist(args[0])
+            let playlist = try await storedPlaylist(args[0])
             var entries = playlist.entries
             if args.count > 1 { entries = Array(entries[try MPDFilter.range(args[1]).clamped(to: 0..<entries.count)]) }
             let position = try args.count > 2 ? await insertPosition(args[2]) : nil
@@ -466,7 +496,7 @@ final class MPDCommands {
             return try await playlist(.saveQueue(name: args[0], replacing: false), exists: "Playlist already exists")
         case "playlistadd":
             try count(args, 2...3)
-            let entries = try songsAt(args[1])
+            let entries = try await songsAt(args[1])
             var position: Int?
             if args.count > 2 {
                 guard let at = Int(args[2]), at >= 0 else { throw .argument("Number expected: \(args[2])") }
@@ -478,13 +508,7 @@ final class MPDCommands {
             let (filters, rest) = try MPDFilter.parse(Array(args.dropFirst()))
             guard !filters.isEmpty else { throw .argument("too few arguments for \"searchaddpl\"") }
             guard rest.isEmpty else { throw .argument("unexpected arguments: \(rest.joined(separator: " "))") }
-            var entries: [String] = []
-            try query { (catalog) throws(CommandFailure) in
-                try catalog.songs(SongQuery(filters, matching: .substring)) { song in
-                    entries.append(song.path)
-                    return true
-                }
-            }
+            let entries = try await paths(SongQuery(filters, matching: .substring))
             return try await playlist(.add(name: args[0], entries: entries, at: nil))
         case "playlistclear":
             try count(args, 1)
@@ -507,19 +531,19 @@ final class MPDCommands {
         // The library
         case "lsinfo":
             try count(args, 0...1)
-            return try lsinfo(args.first ?? "", client)
+            return try await lsinfo(args.first ?? "", client)
         case "listall", "listallinfo":
             try count(args, 0...1)
             let path = trimmed(args.first ?? "")
             // A directory named is listed itself first, as MPD does.
-            if !path.isEmpty, let modified = try directoryModified(path) {
+            if !path.isEmpty, let modified = try await directoryModified(path) {
                 out.append("directory: \(path)\n")
                 if command.name == "listallinfo" { out.append("Last-Modified: \(MPDSong.time(modified))\n") }
             }
             try await listAll(path, withInfo: command.name == "listallinfo", client, into: out)
             return ""
         case "list":
-            return try list(args)
+            return try await list(args)
         case "find", "search":
             let (filters, rest) = try MPDFilter.parse(args)
             guard !filters.isEmpty else { throw .argument("too few arguments for \"\(command.name)\"") }
@@ -530,14 +554,16 @@ final class MPDCommands {
             var offset = window.lowerBound
             while offset < window.upperBound {
                 let page = offset..<min(window.upperBound, offset + Self.pageSize)
-                var found = 0
-                try query { (catalog) throws(CommandFailure) in
+                let (text, found) = try await query { (catalog) throws(CommandFailure) -> (String, Int) in
+                    var text = "", found = 0
                     try catalog.songs(SongQuery(filters, matching: matching, window: page)) { song in
-                        out.append(MPDSong.block(song, tags: tags))
+                        text += MPDSong.block(song, tags: tags)
                         found += 1
                         return true
                     }
+                    return (text, found)
                 }
+                out.append(text)
                 try await out.drain()
                 if found < page.count { break }
                 offset += found
@@ -547,13 +573,7 @@ final class MPDCommands {
             let (filters, rest) = try MPDFilter.parse(args)
             guard !filters.isEmpty else { throw .argument("too few arguments for \"\(command.name)\"") }
             let position = try await positionOption(rest)
-            var paths: [String] = []
-            try query { (catalog) throws(CommandFailure) in
-                try catalog.songs(SongQuery(filters, matching: command.name == "findadd" ? .exact : .substring)) { song in
-                    paths.append(song.path)
-                    return true
-                }
-            }
+            let paths = try await paths(SongQuery(filters, matching: command.name == "findadd" ? .exact : .substring))
             guard !paths.isEmpty else { return "" }
             return try await send(.queue(.add(paths: try paths.map { (path) throws(MPDFailure) in try absolute(path) }, at: position)))
         case "count":
@@ -565,7 +585,7 @@ final class MPDCommands {
             } else if !rest.isEmpty {
                 throw .argument("unexpected arguments: \(rest.joined(separator: " "))")
             }
-            let counts = try query { (catalog) throws(CommandFailure) in try catalog.count(filters, matching: .exact, groupedBy: group) }
+            let counts = try await query { [group] (catalog) throws(CommandFailure) in try catalog.count(filters, matching: .exact, groupedBy: group) }
             return counts.map { count in
                 (group.map { "\($0.rawValue): \(count.group ?? "")\n" } ?? "")
                     + "songs: \(count.songs)\nplaytime: \(Int(count.playTime.rounded()))\n"
@@ -573,7 +593,7 @@ final class MPDCommands {
         case "update", "rescan":
             try count(args, 0...1)
             let result = await plane.send(.updateLibrary(path: args.first.map(trimmed)), from: source)
-            if let failure = result.failure { throw MPDFailure(code(failure), failure.message) }
+            if let failure = result.failure { throw MPDFailure(Self.code(failure), failure.message) }
             guard case .scanQueued(let job) = result.payload else { return "" }
             return "updating_db: \(job)\n"
 
@@ -674,42 +694,43 @@ final class MPDCommands {
 
     // MARK: The library
 
-    private func lsinfo(_ uri: String, _ client: Client) throws(MPDFailure) -> String {
+    private func lsinfo(_ uri: String, _ client: Client) async throws(MPDFailure) -> String {
         if uri.contains("://") { throw MPDFailure(50, "Unsupported URI scheme") }
-        let path = trimmed(uri)
-        let catalog = try catalog()
-        let listing: DirectoryListing
-        do throws(CommandFailure) {
-            listing = try catalog.listDirectory(path)
-        } catch {
-            // A file, then.
-            if let song = try librarySong(path) { return MPDSong.block(song, tags: client.tags) }
-            throw MPDFailure(50, "No such directory")
+        let path = trimmed(uri), tags = client.tags
+        let answer = try await query { (catalog) throws(CommandFailure) -> String? in
+            guard let listing = try? catalog.listDirectory(path) else {
+                // A file, then.
+                return try Self.librarySong(path, in: catalog).map { MPDSong.block($0, tags: tags) }
+            }
+            var out = listing.directories.map { "directory: \($0.path)\nLast-Modified: \(MPDSong.time($0.modified))\n" }.joined()
+            for song in listing.songs { out += MPDSong.block(song, tags: tags) }
+            out += listing.playlists.map { "playlist: \($0.path)\nLast-Modified: \(MPDSong.time($0.modified))\n" }.joined()
+            // The top also lists the stored playlists, as mpd does (mpc's lsplaylists reads them here).
+            if path.isEmpty, let stored = try? catalog.storedPlaylists() {
+                out += stored.map { "playlist: \($0.name)\nLast-Modified: \(MPDSong.time($0.modified))\n" }.joined()
+            }
+            return out
         }
-        var out = listing.directories.map { "directory: \($0.path)\nLast-Modified: \(MPDSong.time($0.modified))\n" }.joined()
-        for song in listing.songs { out += MPDSong.block(song, tags: client.tags) }
-        out += listing.playlists.map { "playlist: \($0.path)\nLast-Modified: \(MPDSong.time($0.modified))\n" }.joined()
-        // The top also lists the stored playlists, as mpd does (mpc's lsplaylists reads them here).
-        if path.isEmpty, let stored = try? playlists() {
-            out += stored.map { "playlist: \($0.name)\nLast-Modified: \(MPDSong.time($0.modified))\n" }.joined()
-        }
-        return out
+        guard let answer else { throw MPDFailure(50, "No such directory") }
+        return answer
     }
 
     private func listAll(_ path: String, withInfo: Bool, _ client: Client, into out: Output) async throws(MPDFailure) {
-        let catalog = try catalog()
-        let listing: DirectoryListing
-        do throws(CommandFailure) {
-            listing = try catalog.listDirectory(path)
+        let tags = client.tags
+        let songs: String, directories: [DirectoryListing.Entry]
+        do throws(MPDFailure) {
+            (songs, directories) = try await query { (catalog) throws(CommandFailure) in
+                let listing = try catalog.listDirectory(path)
+                let songs = listing.songs.map { withInfo ? MPDSong.block($0, tags: tags) : "file: \($0.path)\n" }.joined()
+                return (songs, listing.directories)
+            }
         } catch {
-            if path.isEmpty { throw MPDFailure(code(error), error.message) }
+            if path.isEmpty { throw error }
             throw MPDFailure(50, "No such directory")
         }
-        for song in listing.songs {
-            out.append(withInfo ? MPDSong.block(song, tags: client.tags) : "file: \(song.path)\n")
-        }
+        out.append(songs)
         try await out.drain()
-        for directory in listing.directories {
+        for directory in directories {
             out.append("directory: \(directory.path)\n")
             if withInfo { out.append("Last-Modified: \(MPDSong.time(directory.modified))\n") }
             try await listAll(directory.path, withInfo: withInfo, client, into: out)
@@ -717,7 +738,7 @@ final class MPDCommands {
     }
 
     /// `list TAG [FILTER…] [group TAG…]`; and the old `list album ARTIST`.
-    private func list(_ args: [String]) throws(MPDFailure) -> String {
+    private func list(_ args: [String]) async throws(MPDFailure) -> String {
         guard let name = args.first else { throw .argument("too few arguments for \"list\"") }
         guard let tag = Tag(named: name) else {
             if name.lowercased() == "file" { throw .argument("list file is not supported; use listall") }
@@ -738,9 +759,10 @@ final class MPDCommands {
             rest.removeFirst(2)
         }
         guard rest.isEmpty else { throw .argument("unexpected arguments: \(rest.joined(separator: " "))") }
+        return try await query { [filters, groups] (catalog) throws(CommandFailure) -> String in
         var out = ""
         var previous: [String] = []
-        try query { (catalog) throws(CommandFailure) in try catalog.values(of: tag, filters: filters, groupedBy: groups) { row in
+        try catalog.values(of: tag, filters: filters, groupedBy: groups) { row in
             // Group values when they change, outermost first, then the tag's value.
             let groupValues = Array(row.dropLast())
             let changed = groupValues.indices.first { previous.count <= $0 || previous[$0] != groupValues[$0] } ?? groupValues.count
@@ -748,24 +770,33 @@ final class MPDCommands {
             previous = groupValues
             out += "\(tag.rawValue): \(row.last ?? "")\n"
             return true
-        } }
+        }
         return out
-    }
-
-    /// A catalog query; its failure as MPD's error.
-    private func query<T>(_ body: (any LibraryCatalog) throws(CommandFailure) -> T) throws(MPDFailure) -> T {
-        let catalog = try catalog()
-        do throws(CommandFailure) {
-            return try body(catalog)
-        } catch {
-            throw MPDFailure(code(error), error.message)
         }
     }
 
+    /// A catalog query on the library's worker pool, in the requesting client's turn; its
+    /// failure as MPD's error.
+    private func query<T: Sendable>(_ body: @escaping @Sendable (any LibraryCatalog) throws(CommandFailure) -> T) async throws(MPDFailure) -> T {
+        let catalog = try catalog()
+        return try await work { () throws(MPDFailure) -> T in
+            do throws(CommandFailure) {
+                return try body(catalog)
+            } catch {
+                throw MPDFailure(Self.code(error), error.message)
+            }
+        }
+    }
+
+    /// Work on the library's worker pool, in the requesting client's turn.
+    private func work<T: Sendable>(_ body: @escaping @Sendable () throws(MPDFailure) -> T) async throws(MPDFailure) -> T {
+        try await WorkerPool.library.run(for: Self.requester, body)
+    }
+
     /// The modification time of the directory `path`, from its parent's listing.
-    private func directoryModified(_ path: String) throws(MPDFailure) -> Int? {
+    private func directoryModified(_ path: String) async throws(MPDFailure) -> Int? {
         let parent = path.split(separator: "/").dropLast().joined(separator: "/")
-        let listing = try? query { (catalog) throws(CommandFailure) in try catalog.listDirectory(parent) }
+        let listing = try? await query { (catalog) throws(CommandFailure) in try catalog.listDirectory(parent) }
         return listing?.directories.first { $0.path == path }?.modified
     }
 
@@ -774,25 +805,41 @@ final class MPDCommands {
         return catalog
     }
 
-    private func librarySong(_ path: String) throws(MPDFailure) -> LibrarySong? {
+    /// The indexed song at `path` (relative to the music directory), on the worker's thread.
+    private static func librarySong(_ path: String, in catalog: any LibraryCatalog) throws(CommandFailure) -> LibrarySong? {
         var found: LibrarySong?
-        let file = trimmed(path)
-        try query { (catalog) throws(CommandFailure) in
-            try catalog.songs(SongQuery([TagFilter(.file, file)], matching: .exact)) { song in
-                found = song
-                return false
-            }
+        let file = path.split(separator: "/", omittingEmptySubsequences: true).joined(separator: "/")
+        try catalog.songs(SongQuery([TagFilter(.file, file)], matching: .exact)) { song in
+            found = song
+            return false
         }
         return found
     }
 
-    private func playlists() throws(MPDFailure) -> [StoredPlaylist] {
-        let catalog = try catalog()
+    /// `librarySong` with the failure as MPD's error, for work already on the pool.
+    private static func librarySong(_ path: String, _ catalog: (any LibraryCatalog)?) throws(MPDFailure) -> LibrarySong? {
+        guard let catalog else { return nil }
         do throws(CommandFailure) {
-            return try catalog.storedPlaylists()
+            return try librarySong(path, in: catalog)
         } catch {
-            throw MPDFailure(code(error), error.message)
+            throw MPDFailure(Self.code(error), error.message)
         }
+    }
+
+    /// The paths of the songs `query` finds, in path order.
+    private func paths(_ query: SongQuery) async throws(MPDFailure) -> [String] {
+        try await self.query { (catalog) throws(CommandFailure) -> [String] in
+            var paths: [String] = []
+            try catalog.songs(query) { song in
+                paths.append(song.path)
+                return true
+            }
+            return paths
+        }
+    }
+
+    private func playlists() async throws(MPDFailure) -> [StoredPlaylist] {
+        try await query { (catalog) throws(CommandFailure) in try catalog.storedPlaylists() }
     }
 
     /// A stored playlist edit, its refusals worded as MPD words them.
@@ -804,44 +851,52 @@ final class MPDCommands {
         case .notFound: throw MPDFailure(50, "No such playlist")
         case .exists: throw MPDFailure(56, exists)
         case .badArgument: throw .argument(failure.message.contains("cannot name a playlist") ? "Bad playlist name" : position)
-        default: throw MPDFailure(code(failure), failure.message)
+        default: throw MPDFailure(Self.code(failure), failure.message)
         }
     }
 
     /// The songs a URI names for a stored playlist: the song, or every song under a directory,
     /// in path order.
-    private func songsAt(_ uri: String) throws(MPDFailure) -> [String] {
+    private func songsAt(_ uri: String) async throws(MPDFailure) -> [String] {
         let path = trimmed(uri)
-        if let song = try librarySong(path) { return [song.path] }
-        var songs: [String] = []
-        if !path.isEmpty {
-            try query { (catalog) throws(CommandFailure) in
+        let songs = try await query { (catalog) throws(CommandFailure) -> [String] in
+            if let song = try Self.librarySong(path, in: catalog) { return [song.path] }
+            var songs: [String] = []
+            if !path.isEmpty {
                 try catalog.songs(SongQuery([TagFilter(.base, path)], matching: .exact)) { song in
                     songs.append(song.path)
                     return true
                 }
             }
+            return songs
         }
         guard !songs.isEmpty else { throw MPDFailure(50, "No such directory") }
         return songs
     }
 
-    private func storedPlaylist(_ name: String) throws(MPDFailure) -> StoredPlaylist {
-        guard let playlist = try playlists().first(where: { $0.name == name }) else { throw MPDFailure(50, "No such playlist") }
+    private func storedPlaylist(_ name: String) async throws(MPDFailure) -> StoredPlaylist {
+        guard let playlist = try await playlists().first(where: { $0.name == name }) else { throw MPDFailure(50, "No such playlist") }
         return playlist
     }
 
     // MARK: Queue songs
 
-    /// A queue item as MPD shows it: the library's tags when the index has the file.
-    private func song(_ item: QueueItem, position: Int, _ client: Client) throws(MPDFailure) -> String {
-        let path = uri(item.path)
-        var out: String
-        if plane.catalog != nil, let song = try? librarySong(path) {
-            out = MPDSong.block(song, tags: client.tags)
-        } else {
-            out = MPDSong.block(path: path, item.metadata, tags: client.tags)
+    /// Queue items as MPD shows them, the index's songs looked up on the worker pool.
+    private func songs(_ items: [(position: Int, item: QueueItem)], _ client: Client) async throws(MPDFailure) -> String {
+        let items = items.map { (position: $0.position, item: $0.item, path: uri($0.item.path)) }
+        let tags = client.tags, catalog = plane.catalog
+        guard catalog != nil else {
+            return items.map { Self.song($0.item, path: $0.path, song: nil, position: $0.position, tags: tags) }.joined()
         }
+        return try await work { () throws(MPDFailure) -> String in
+            items.map { Self.song($0.item, path: $0.path, song: try? Self.librarySong($0.path, catalog), position: $0.position, tags: tags) }
+                .joined()
+        }
+    }
+
+    /// A queue item as MPD shows it: the library's tags when the index has the file.
+    private static func song(_ item: QueueItem, path: String, song: LibrarySong?, position: Int, tags: [Tag]) -> String {
+        var out = song.map { MPDSong.block($0, tags: tags) } ?? MPDSong.block(path: path, item.metadata, tags: tags)
         if let range = item.range {
             // Right after the file, as MPD shows it; the times are the range's.
             var lines = out.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
@@ -941,7 +996,7 @@ final class MPDCommands {
     /// Sends a command; a refusal becomes MPD's error.
     private func send(_ command: Command) async throws(MPDFailure) -> String {
         let result = await plane.send(command, from: source)
-        if let failure = result.failure { throw MPDFailure(code(failure), failure.message) }
+        if let failure = result.failure { throw MPDFailure(Self.code(failure), failure.message) }
         switch result.status {
         case .success: return ""
         case .disabled: throw MPDFailure(55, "not possible now (the command is disabled)")
@@ -951,7 +1006,7 @@ final class MPDCommands {
         }
     }
 
-    private func code(_ failure: CommandFailure) -> Int {
+    private static func code(_ failure: CommandFailure) -> Int {
         switch failure.code {
         case .badArgument: 2
         case .notFound: 50

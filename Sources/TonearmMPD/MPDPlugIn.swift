@@ -38,18 +38,32 @@ public final class MPDPlugIn: PlugIn {
         server.start()
         defer { server.stop() }
         let commands = MPDCommands(plane: plane, settings: settings)
-        await withTaskGroup(of: Void.self) { group in
+        await withDiscardingTaskGroup { group in
             group.addTask { await Self.forward(changes, plane, to: server) }
-            // One request at a time, in the order they came.
+            // Each client's requests in the order they came, clients side by side: one client's
+            // long search holds up no other.
+            var clients: [Int: AsyncStream<(MPDRequest, MPDReply)>.Continuation] = [:]
             for await input in inputs {
                 switch input {
                 case .request(let request, let reply):
-                    let (response, close) = await commands.answer(request, streamingTo: reply)
-                    reply.send(response, close: close)
+                    let client = request.clientID
+                    if clients[client] == nil {
+                        let (requests, continuation) = AsyncStream<(MPDRequest, MPDReply)>.makeStream()
+                        clients[client] = continuation
+                        group.addTask {
+                            for await (request, reply) in requests {
+                                let (response, close) = await commands.answer(request, streamingTo: reply)
+                                reply.send(response, close: close)
+                            }
+                            await commands.forget(client)
+                        }
+                    }
+                    clients[client]?.yield((request, reply))
                 case .left(let client):
-                    commands.forget(client)
+                    clients.removeValue(forKey: client)?.finish()
                 }
             }
+            for continuation in clients.values { continuation.finish() }
             group.cancelAll()
         }
     }
