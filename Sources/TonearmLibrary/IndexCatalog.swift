@@ -141,21 +141,17 @@ final class IndexCatalog: LibraryCatalog, @unchecked Sendable {
 
     // MARK: SQL
 
-    /// The steps one query may take (`Database.withBudget`): under a second of a worker on a
-    /// PC, a few on a Pi. A page of songs takes a small part of them, a pattern that would
-    /// hold the worker for long runs out.
-    static let stepBudget = 50_000_000
-
-    /// Runs `body` on the connection within the step budget; a query over it is refused as a
-    /// bad argument, any other SQLite failure becomes `unavailable`, naming the database.
+    /// Runs `body` on the connection within a query's time (`QueryBudget`); a query over it is
+    /// refused as a bad argument, any other SQLite failure becomes `unavailable`, naming the
+    /// database.
     private func query<T>(_ body: (Database) throws(SQLiteError) -> T) throws(CommandFailure) -> T {
         do {
             return try db.withLock { db throws(SQLiteError) -> T in
-                let result: T = try db.withBudget(Self.stepBudget) { () throws(SQLiteError) -> T in try body(db) }
+                let result: T = try db.withBudget { () throws(SQLiteError) -> T in try body(db) }
                 return result
             }
         } catch where error.isOverBudget {
-            throw CommandFailure(.badArgument, "the query needs more than its budget of \(Self.stepBudget) steps: narrow it")
+            throw CommandFailure(.badArgument, QueryBudget.refusal)
         } catch {
             throw CommandFailure(.unavailable, "library database \(error)")
         }

@@ -5,6 +5,7 @@ import TonearmAudio
 import TonearmControlPlane
 import TonearmNetwork
 import TonearmPlayer
+import TonearmSQLite
 import TonearmSystem
 
 /// What the MPD plug-in needs besides the control plane.
@@ -42,6 +43,9 @@ actor MPDCommands {
     private var pictures = PictureCache(limit: PictureCache.defaultLimit)
     /// Pictures being read, for the clients that ask for one meanwhile.
     private var picturesLoading: [PictureCache.Key: Task<Result<PictureCache.Picture?, MPDFailure>, Never>] = [:]
+
+    /// The picture read last started: the next waits for it.
+    private var lastPictureRead: Task<Result<PictureCache.Picture?, MPDFailure>, Never>?
 
     /// Whose turn a library query waits for on the worker pool: the request's client.
     @TaskLocal private static var requester = "mpd"
@@ -153,14 +157,18 @@ actor MPDCommands {
         if let running = picturesLoading[key] {
             loading = running
         } else {
-            let plane = plane, source = source
+            // One picture read at a time: a read holds a large picture twice while it is
+            // decoded, and two at once, with the cache full, would pass the memory budget.
+            let plane = plane, source = source, previous = lastPictureRead
             loading = Task {
+                _ = await previous?.value
                 let result = await plane.send(.picture(path: key.path, embedded: key.embedded), from: source)
                 if let failure = result.failure { return .failure(MPDFailure(Self.code(failure), failure.message)) }
                 guard case .artwork(_, let mimeType, let bytes) = result.payload else { return .success(nil) }
                 return .success(PictureCache.Picture(mimeType: mimeType, bytes: bytes))
             }
             picturesLoading[key] = loading
+            lastPictureRead = loading
         }
         let result = await loading.value
         if picturesLoading[key] == loading {
@@ -419,10 +427,11 @@ actor MPDCommands {
             // On the worker pool: the index's songs, the matching and the wording.
             return try await work { () throws(MPDFailure) -> String in
                 var found = ""
-                var steps = MPDSong.queueStepBudget
+                let budget = QueryBudget()
+                budget.start()
                 search: for (position, item, path) in items {
                     let song = try Self.librarySong(path, catalog)
-                    for filter in queueFilters where !(try MPDSong.matches(filter, path: path, song: song, item.metadata, steps: &steps)) {
+                    for filter in queueFilters where !(try MPDSong.matches(filter, path: path, song: song, item.metadata, budget: budget)) {
                         continue search
                     }
                     found += Self.song(item, path: path, song: song, position: position, tags: tags)

@@ -68,26 +68,23 @@ enum MPDSong {
         }
     }
 
-    /// The steps one queue search may take, counted as the index counts a query's.
-    static let queueStepBudget = 50_000_000
-
     /// Whether a queue song matches a filter (`playlistfind`, `playlistsearch`): by the index's
     /// tags when it has the file, else by the queue's metadata. AlbumArtist falls back to Artist.
     /// The filter's operator says how much of a value it compares; the command's matching
-    /// whether case counts. Regular expressions take from `steps`; a search that runs out is
-    /// refused.
+    /// whether case counts. Regular expressions count against `budget`; a search that runs out
+    /// of it is refused.
     static func matches(_ queueFilter: QueueFilter, path: String, song: LibrarySong?, _ metadata: TrackMetadata,
-                        steps: inout Int) throws(MPDFailure) -> Bool {
+                        budget: QueryBudget) throws(MPDFailure) -> Bool {
         let filter = queueFilter.filter
-        return try filter.negated != matchesPositively(queueFilter, path: path, song: song, metadata, steps: &steps)
+        return try filter.negated != matchesPositively(queueFilter, path: path, song: song, metadata, budget: budget)
     }
 
     private static func matchesPositively(_ queueFilter: QueueFilter, path: String, song: LibrarySong?, _ metadata: TrackMetadata,
-                                          steps: inout Int) throws(MPDFailure) -> Bool {
+                                          budget: QueryBudget) throws(MPDFailure) -> Bool {
         let filter = queueFilter.filter
         let folds = queueFilter.matching != .exact
         let wanted = folds ? filter.value.lowercased() : filter.value
-        func compare(_ raw: String, _ steps: inout Int) throws(MPDFailure) -> Bool {
+        func compare(_ raw: String) throws(MPDFailure) -> Bool {
             let value = folds ? raw.lowercased() : raw
             switch filter.matching ?? queueFilter.matching {
             case .exact: return value == wanted
@@ -95,10 +92,7 @@ enum MPDSong {
             case .prefix: return value.hasPrefix(wanted)
             case .regularExpression:
                 guard let pattern = queueFilter.pattern else { return false }
-                steps -= pattern.steps(forBytes: raw.utf8.count)
-                guard steps >= 0 else {
-                    throw .argument("the queue search needs more than its budget of \(queueStepBudget) steps: narrow it")
-                }
+                guard budget.take(pattern.work(forBytes: raw.utf8.count)) else { throw .argument(QueryBudget.refusal) }
                 return pattern.matches(raw)
             }
         }
@@ -107,17 +101,17 @@ enum MPDSong {
             (.track, metadata.trackNumber.map(String.init)), (.disc, metadata.discNumber.map(String.init)),
         ].compactMap { tag, value in value.map { (tag, $0) } }
         switch filter.key {
-        case .file: return try compare(path, &steps)
+        case .file: return try compare(path)
         case .base:
             let base = filter.value.split(separator: "/").joined(separator: "/")
             return base.isEmpty || path.hasPrefix(base + "/")
         case .anyTag:
-            for (_, value) in tags where try compare(value, &steps) { return true }
+            for (_, value) in tags where try compare(value) { return true }
             return false
         case .tag(let tag):
             var values = tags.filter { $0.tag == tag }.map(\.value)
             if values.isEmpty && tag == .albumArtist { values = tags.filter { $0.tag == .artist }.map(\.value) }
-            for value in values where try compare(value, &steps) { return true }
+            for value in values where try compare(value) { return true }
             return false
         }
     }

@@ -28,7 +28,7 @@ public struct SQLiteError: Error, CustomStringConvertible, Sendable, Equatable {
         return primary == SQLITE_CORRUPT || primary == SQLITE_NOTADB
     }
 
-    /// The statement used up the budget of `Database.withBudget`.
+    /// The statement used up its time (`Database.withBudget`).
     public var isOverBudget: Bool { code & 0xFF == SQLITE_INTERRUPT }
 
     /// A UNIQUE, NOT NULL or other constraint refused the change.
@@ -72,7 +72,7 @@ public final class Database: @unchecked Sendable {
 
     /// `value REGEXP pattern` (SQLite's operator calls `regexp(pattern, value)`) and
     /// `regexp_i(pattern, value)`, ignoring case: `RegularExpression`s, found anywhere in the
-    /// value, compiled once per statement, not once per row. Each match counts against the
+    /// value, compiled once per statement, not once per row. Matching counts against the
     /// budget of `withBudget`.
     private func installRegularExpressions() {
         for function in regularExpressionFunctions {
@@ -90,45 +90,34 @@ public final class Database: @unchecked Sendable {
         }
     }
 
-    /// Runs `body` with at most `steps` steps for its statements: a step is one of SQLite's VM
-    /// instructions, or as much regular expression matching as takes the same time
-    /// (`RegularExpression.steps`). Past them the statement running is interrupted and fails
-    /// with `isOverBudget`.
-    public func withBudget<T>(_ steps: Int, _ body: () throws(SQLiteError) -> sending T) throws(SQLiteError) -> sending T {
-        budget.remaining = steps
-        sqlite3_progress_handler(handle, Budget.instructionsPerCall, progressCall, Unmanaged.passUnretained(budget).toOpaque())
+    /// Runs `body` with at most `seconds` of this thread's CPU time for its statements; past
+    /// them the statement running is interrupted and fails with `isOverBudget`.
+    public func withBudget<T>(seconds: Double = QueryBudget.seconds, _ body: () throws(SQLiteError) -> sending T)
+        throws(SQLiteError) -> sending T {
+        budget.start(seconds)
+        sqlite3_progress_handler(handle, Self.instructionsPerCheck, progressCall, Unmanaged.passUnretained(budget).toOpaque())
         defer {
             sqlite3_progress_handler(handle, 0, nil, nil)
-            budget.remaining = Int.max
+            budget.stop()
         }
         return try body()
     }
 
-    /// The steps left to the statements of `withBudget`: counted down on the thread that runs
-    /// them (a connection is used by one thread at a time).
-    final class Budget {
-        static let instructionsPerCall: Int32 = 1000
-        var remaining = Int.max
-
-        /// Takes `steps`; false once there are none left.
-        func take(_ steps: Int) -> Bool {
-            remaining = remaining > steps ? remaining - steps : 0
-            return remaining > 0
-        }
-    }
+    /// SQLite's VM instructions between two looks at the clock: some tens of microseconds.
+    private static let instructionsPerCheck: Int32 = 10_000
 
     final class RegularExpressionFunction {
         let name: String
         let ignoringCase: Bool
-        let budget: Budget
-        init(name: String, ignoringCase: Bool, budget: Budget) {
+        let budget: QueryBudget
+        init(name: String, ignoringCase: Bool, budget: QueryBudget) {
             self.name = name
             self.ignoringCase = ignoringCase
             self.budget = budget
         }
     }
 
-    private let budget = Budget()
+    private let budget = QueryBudget()
     private lazy var regularExpressionFunctions = [
         RegularExpressionFunction(name: "regexp", ignoringCase: false, budget: budget),
         RegularExpressionFunction(name: "regexp_i", ignoringCase: true, budget: budget),
@@ -273,8 +262,7 @@ public final class Statement {
 /// The progress handler of `Database.withBudget`: non-zero interrupts the statement.
 private let progressCall: @convention(c) (UnsafeMutableRawPointer?) -> Int32 = { budget in
     guard let budget else { return 0 }
-    let taken = Unmanaged<Database.Budget>.fromOpaque(budget).takeUnretainedValue().take(Int(Database.Budget.instructionsPerCall))
-    return taken ? 0 : 1
+    return Unmanaged<QueryBudget>.fromOpaque(budget).takeUnretainedValue().isSpent ? 1 : 0
 }
 
 /// The `regexp` functions' body (see `Database.installRegularExpressions`).
@@ -305,11 +293,12 @@ private let regularExpressionMatch: @convention(c) (OpaquePointer?, Int32, Unsaf
             Unmanaged<RegularExpression>.fromOpaque(pointer).release()
         })
     }
-    guard function.budget.take(expression.steps(forBytes: Int(sqlite3_value_bytes(arguments[1])))) else {
+    let count = Int(sqlite3_value_bytes(arguments[1]))
+    guard function.budget.take(expression.work(forBytes: count)) else {
         sqlite3_interrupt(sqlite3_context_db_handle(context))
         sqlite3_result_int(context, 0)
         return
     }
-    let matched = expression.matches(UnsafeRawPointer(value).assumingMemoryBound(to: CChar.self))
+    let matched = expression.matches(UnsafeRawPointer(value).assumingMemoryBound(to: CChar.self), count: count)
     sqlite3_result_int(context, matched ? 1 : 0)
 }

@@ -7,16 +7,17 @@ import Glibc
 ///
 /// A pattern is checked before `regcomp` sees it: glibc expands bounded repetitions into copies
 /// of what they repeat, so 45 bytes (`((a{1,100}){1,100}){1,100}`) made a million nodes, took
-/// seconds and a gigabyte. What passes the check compiles small, and matching a value costs
-/// about its bytes times the pattern's `weight`: a query counts that against its budget.
+/// seconds and a gigabyte. What passes the check compiles small; matching looks at a value's
+/// first `matchedBytes`, and a query's time on its worker is bounded (`QueryBudget`).
 public final class RegularExpression: @unchecked Sendable {
     /// The longest pattern taken, in bytes.
     public static let maximumLength = 256
     /// The largest count in a `{m,n}`.
     public static let maximumCount = 100
     /// The most elements a pattern may expand to once its repetitions are written out (their
-    /// nested counts multiplied).
-    public static let maximumWeight = 1000
+    /// nested counts multiplied). glibc's matcher caches states of these elements as it goes:
+    /// 250 of them cost a megabyte or two over a long value, 1,000 of them 12 to 18 MB.
+    public static let maximumWeight = 256
 
     public let pattern: String
     /// Elements once the repetitions are written out: what one byte of a value costs to match.
@@ -53,20 +54,28 @@ public final class RegularExpression: @unchecked Sendable {
         compiled.deallocate()
     }
 
-    /// Whether the pattern is found in `value`.
+    /// The bytes of a value a pattern is matched against: its beginning. glibc's matcher walks
+    /// up to `weight` states per byte and keeps state per byte, so a 250 KB comment took
+    /// seconds and megabytes for one match; 4 KB is more than any title or name.
+    public static let matchedBytes = 4096
+
+    /// Whether the pattern is found in the first `matchedBytes` of `value`.
     public func matches(_ value: String) -> Bool {
-        regexec(compiled, value, 0, nil, 0) == 0
+        var value = value
+        return value.withUTF8 { bytes in
+            bytes.withMemoryRebound(to: CChar.self) { matches($0.baseAddress!, count: $0.count) }
+        }
     }
 
-    /// Whether the pattern is found in the C string `value`.
-    public func matches(_ value: UnsafePointer<CChar>) -> Bool {
-        regexec(compiled, value, 0, nil, 0) == 0
+    /// Whether the pattern is found in the first `matchedBytes` of the `count` bytes at `value`
+    /// (which is NUL-terminated).
+    public func matches(_ value: UnsafePointer<CChar>, count: Int) -> Bool {
+        var range = regmatch_t(rm_so: 0, rm_eo: regoff_t(min(count, Self.matchedBytes)))
+        return regexec(compiled, value, 1, &range, REG_STARTEND) == 0
     }
 
-    /// What matching a value of `bytes` bytes counts against a query's budget, in the steps of
-    /// `Database.withBudget`: glibc matches about 32 bytes × elements in the time SQLite runs one
-    /// of its instructions.
-    public func steps(forBytes bytes: Int) -> Int { (bytes + 1) * weight / 32 + 1 }
+    /// The work of matching a value of `count` bytes: bytes looked at times the states walked.
+    public func work(forBytes count: Int) -> Int { (min(count, Self.matchedBytes) + 1) * weight }
 
     /// Why a pattern is refused: one sentence, for an error line.
     public struct Refusal: Error, Sendable, Equatable, CustomStringConvertible {
@@ -221,5 +230,48 @@ public final class RegularExpression: @unchecked Sendable {
             let (product, overflow) = a.multipliedReportingOverflow(by: b)
             return overflow ? Int.max : product
         }
+    }
+}
+
+/// The time a query may take of its thread, in CPU seconds: a statement that has taken them is
+/// interrupted (`Database.withBudget`), a queue search stops. The clock is read every so much
+/// work, not at every row.
+public final class QueryBudget {
+    /// What one query may take: a long listing on a Pi takes a fraction of it.
+    public static let seconds = 2.0
+    /// What a client is told when its query ran out of time.
+    public static let refusal = "the query took more than its \(Int(seconds)) s of processor time: narrow it"
+
+    private var deadline = Double.infinity
+    private var work = 0
+    /// Work (as `RegularExpression.work` counts it) between two readings of the clock: a few
+    /// milliseconds of matching.
+    private static let workPerReading = 1 << 20
+
+    public init() {}
+
+    /// Starts counting `seconds` of this thread's CPU time from now.
+    public func start(_ seconds: Double = QueryBudget.seconds) {
+        deadline = Self.threadSeconds() + seconds
+        work = 0
+    }
+
+    public func stop() { deadline = .infinity }
+
+    /// Whether the time is up.
+    public var isSpent: Bool { Self.threadSeconds() > deadline }
+
+    /// Counts `amount` of work; false once the time is up (read every `workPerReading`).
+    public func take(_ amount: Int) -> Bool {
+        work += amount
+        guard work >= Self.workPerReading else { return true }
+        work = 0
+        return !isSpent
+    }
+
+    private static func threadSeconds() -> Double {
+        var now = timespec()
+        clock_gettime(CLOCK_THREAD_CPUTIME_ID, &now)
+        return Double(now.tv_sec) + Double(now.tv_nsec) / 1e9
     }
 }

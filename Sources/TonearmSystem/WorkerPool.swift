@@ -1,4 +1,6 @@
-import Synchronization
+#if canImport(Glibc)
+import Glibc
+#endif
 
 /// Work that may take long — library queries, picture reads, cover scaling — on a few named
 /// threads, so the task thread (every actor and plug-in) never waits for it. A task awaits its
@@ -7,27 +9,30 @@ import Synchronization
 /// Clients take turns (`FairQueue`): one with a hundred queries waiting does not hold up
 /// another's one. The threads start with the first work and then sleep on a wake-up while there
 /// is none: an idle pool makes no context switch.
-public final class WorkerPool: Sendable {
+public final class WorkerPool: @unchecked Sendable {
     /// The pool the library's front ends share.
     public static let library = WorkerPool(name: "library", threads: 2)
 
     public typealias Job = @Sendable () -> Void
 
-    private struct State {
-        var queue = FairQueue<Job>()
-        var threads: [NamedThread] = []
-    }
-
     private let name: String
     private let threadLimit: Int
-    private let state = Mutex(State())
-    private let wakeup = Wakeup()
+    // A condition variable rather than a wake-up pipe: an idle pool holds no descriptor and
+    // a job wakes one worker, not all of them. `queue` and `threads` are kept under `lock`.
+    private let lock = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
+    private let jobsWaiting = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
+    private var queue = FairQueue<Job>()
+    private var threads: [NamedThread] = []
+    private var idle = 0
 
     /// `threads` workers at most, named "`name` 1", "`name` 2"….
     public init(name: String, threads: Int) {
         self.name = name
         threadLimit = max(1, threads)
+        pthread_mutex_init(lock, nil)
+        pthread_cond_init(jobsWaiting, nil)
     }
+
 
     /// Runs `work` on a worker, in `client`'s turn, and returns what it returned or threw.
     public func run<T: Sendable, E: Error>(for client: String, _ work: @escaping @Sendable () throws(E) -> T) async throws(E) -> T {
@@ -43,27 +48,30 @@ public final class WorkerPool: Sendable {
         return try result.get()
     }
 
-    /// Queues `job` in `client`'s turn, starting a worker while there are fewer than the limit.
+    /// Queues `job` in `client`'s turn; a worker starts when none is idle and there are fewer
+    /// than the limit.
     public func submit(for client: String, _ job: @escaping Job) {
-        state.withLock { state in
-            state.queue.push(job, for: client)
-            guard state.threads.count < threadLimit, state.queue.count > 0 else { return }
-            let number = state.threads.count + 1
-            state.threads.append(NamedThread(name: "\(name) \(number)") { [self] in work() })
+        pthread_mutex_lock(lock)
+        queue.push(job, for: client)
+        if idle == 0, threads.count < threadLimit {
+            let number = threads.count + 1
+            threads.append(NamedThread(name: "\(name) \(number)") { [self] in work() })
         }
-        wakeup.post()
+        pthread_cond_signal(jobsWaiting)
+        pthread_mutex_unlock(lock)
     }
 
     /// A worker: the next job in turn, or sleep until one comes.
     private func work() {
         while true {
-            let (job, more) = state.withLock { state in (state.queue.pop(), state.queue.count > 0) }
-            guard let job else {
-                wakeup.wait()
-                continue
+            pthread_mutex_lock(lock)
+            while queue.count == 0 {
+                idle += 1
+                pthread_cond_wait(jobsWaiting, lock)
+                idle -= 1
             }
-            // Every worker waits on the one wake-up, which the first awake takes: pass it on.
-            if more { wakeup.post() }
+            let job = queue.pop()!
+            pthread_mutex_unlock(lock)
             job()
         }
     }
@@ -98,4 +106,15 @@ public struct FairQueue<Job> {
         count -= 1
         return job
     }
+}
+
+/// Makes every allocation of 256 KB or more a mapping of its own, given back to the system
+/// when freed. glibc otherwise raises that threshold to the largest block freed so far: once a
+/// 3 MB picture read on a worker is dropped, the next ones come from heaps the process keeps,
+/// and the daemon's resident size stays at its high-water mark. Call once, first in `main`.
+public func returnLargeAllocationsToTheSystem() {
+    // malloc.h is not in Glibc's module: mallopt is looked up, M_MMAP_THRESHOLD is -3.
+    guard let symbol = dlsym(nil, "mallopt") else { return }
+    let mallopt = unsafeBitCast(symbol, to: (@convention(c) (Int32, Int32) -> Int32).self)
+    _ = mallopt(-3, 256 << 10)
 }

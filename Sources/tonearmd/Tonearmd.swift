@@ -21,6 +21,7 @@ func printError(_ line: String) {
 @main
 enum Entry {
     static func main() {
+        returnLargeAllocationsToTheSystem()
         TaskThread.install()
         Task {
             await Tonearmd.main()

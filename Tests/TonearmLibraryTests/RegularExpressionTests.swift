@@ -21,7 +21,7 @@ final class RegularExpressionTests: XCTestCase {
     func testPatternsWithinTheBoundsCompileWithTheirWeight() {
         let accepted: [(String, Int)] = [
             ("abc", 3), ("^A[b]+ey R.ad$", 11), ("(a|b)*c", 3), ("a{1,100}", 100), ("a{100}", 100), ("a{,5}", 5),
-            ("a{100,}", 101), ("(a{1,10}){1,100}", 1000), ("[]{}]{3}", 3), ("[[:alpha:]]{7}", 7), ("[^]a]", 1),
+            ("a{100,}", 101), ("(a{1,10}){1,25}", 250), ("(a{1,16}){1,16}", 256), ("[]{}]{3}", 3), ("[[:alpha:]]{7}", 7), ("[^]a]", 1),
             ("[a{1000}]", 1), ("a\\{1000\\}", 7), ("\\w+\\.", 2), ("a**", 1), ("", 1),
             (String(repeating: "a", count: 256), 256), ("(a{2}){3}{4}", 24), ("((a))", 1), ("()", 1),
         ]
@@ -38,10 +38,11 @@ final class RegularExpressionTests: XCTestCase {
             ("a{1,101}", "the repetition count 101 is more than 100"),
             ("a{101,}", "the repetition count 101 is more than 100"),
             ("a{,999999999}", "the repetition count 999999999 is more than 100"),
-            ("((a{1,100}){1,100}){1,100}", "its repetitions expand it to 1000000 elements, more than 1000"),
-            ("(ab{1,10}){1,100}", "its repetitions expand it to 1100 elements, more than 1000"),
+            ("((a{1,100}){1,100}){1,100}", "its repetitions expand it to 1000000 elements, more than 256"),
+            ("(ab{1,10}){1,25}", "its repetitions expand it to 275 elements, more than 256"),
             ("(a{2}){3}{200}", "the repetition count 200 is more than 100"),
-            ("x{40}y{40}(z{10}){100}", "its repetitions expand it to 1080 elements, more than 1000"),
+            ("x{40}y{40}(z{10}){18}", "its repetitions expand it to 260 elements, more than 256"),
+            ("(a{1,10}){1,100}", "its repetitions expand it to 1000 elements, more than 256"),
             ("(a)\\1", "back-references (\\1) are not supported"),
             ("(a)(b)x\\9", "back-references (\\9) are not supported"),
             ("(", "Unmatched ( or \\("),
@@ -74,30 +75,39 @@ final class RegularExpressionTests: XCTestCase {
         return db
     }
 
-    func testAQueryOverItsStepBudgetIsInterruptedAndTheNextOneRuns() throws {
-        let db = try database(rows: 200, value: String(repeating: "a", count: 100))
+    func testAQueryOverItsTimeIsInterruptedAndTheNextOneRuns() throws {
+        // 2,000 values of 5 KB that a pattern of 251 elements does not match: seconds of work.
+        let db = try database(rows: 2000, value: String(repeating: "an evening of quiet jazz, ", count: 200))
         let sql = "SELECT count(*) FROM t WHERE value REGEXP ?"
-        // 200 rows of 101 bytes by 991 elements: about 626,000 steps.
-        let heavy = "(a{1,10}){1,99}b"
-        XCTAssertThrowsError(try db.withBudget(300_000) { () throws(SQLiteError) in try db.integer(sql, .text(heavy)) }) { error in
+        let heavy = "(.{1,10}){1,25}#"
+        XCTAssertThrowsError(try db.withBudget(seconds: 0.05) { () throws(SQLiteError) in try db.integer(sql, .text(heavy)) }) { error in
             XCTAssertTrue((error as? SQLiteError)?.isOverBudget == true, "\(error)")
         }
-        // An instruction budget counts statements without patterns too.
-        let counting = "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 1000000) SELECT count(*) FROM n"
-        XCTAssertThrowsError(try db.withBudget(100_000) { () throws(SQLiteError) in try db.integer(counting) }) { error in
+        // The budget counts statements without patterns too.
+        let counting = "WITH RECURSIVE n(i) AS (SELECT 1 UNION ALL SELECT i + 1 FROM n WHERE i < 1000000000) SELECT count(*) FROM n"
+        XCTAssertThrowsError(try db.withBudget(seconds: 0.05) { () throws(SQLiteError) in try db.integer(counting) }) { error in
             XCTAssertTrue((error as? SQLiteError)?.isOverBudget == true, "\(error)")
         }
-        // Within the budget, and outside one, the same queries answer.
-        XCTAssertEqual(try db.withBudget(1_000_000) { () throws(SQLiteError) in try db.integer(sql, .text(heavy)) }, 0)
-        XCTAssertEqual(try db.withBudget(1_000_000) { () throws(SQLiteError) in try db.integer(sql, .text("a{3}")) }, 200)
-        XCTAssertEqual(try db.integer(counting), 1_000_000)
+        // Within its time, and outside a budget, a query answers.
+        XCTAssertEqual(try db.withBudget(seconds: 60) { () throws(SQLiteError) in try db.integer(sql, .text("jazz, an")) }, 2000)
+        XCTAssertEqual(try db.integer("SELECT count(*) FROM t WHERE value REGEXP 'quiet'"), 2000)
+    }
+
+    func testOnlyAValuesFirstBytesAreMatched() throws {
+        let near = String(repeating: "a", count: RegularExpression.matchedBytes - 1) + "x"
+        let far = String(repeating: "a", count: RegularExpression.matchedBytes) + "x"
+        let pattern = try RegularExpression.compile("x$").get()
+        XCTAssertTrue(pattern.matches(near))
+        XCTAssertFalse(pattern.matches(far))
+        XCTAssertEqual(pattern.work(forBytes: 10), 11 * 2)
+        XCTAssertEqual(pattern.work(forBytes: 1 << 20), (RegularExpression.matchedBytes + 1) * 2)
     }
 
     func testAPatternOverABoundFailsInTheQueryItself() throws {
         let db = try database(rows: 1, value: "aaa")
         XCTAssertThrowsError(try db.integer("SELECT count(*) FROM t WHERE value REGEXP ?", .text("((a{1,100}){1,100}){1,100}"))) { error in
             XCTAssertEqual((error as? SQLiteError)?.message,
-                           "regular expression refused: its repetitions expand it to 1000000 elements, more than 1000")
+                           "regular expression refused: its repetitions expand it to 1000000 elements, more than 256")
         }
     }
 }
