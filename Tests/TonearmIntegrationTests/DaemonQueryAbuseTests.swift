@@ -109,12 +109,30 @@ final class DaemonQueryAbuseTests: XCTestCase {
     }
 
     /// Eight clients list a directory of 4,000 songs and search them over and over: each waits
-    /// its turn on the worker pool, and the daemon's own thread stays free.
+    /// its turn on the worker pool, the daemon's own thread stays free, and another MPD
+    /// client's `status` is answered beside them, not after them.
     func testAListingAndSearchFloodFromSeveralClients() throws {
         let (world, port) = try playingBench { try Self.writeSongs($0 + "/Shelf", count: 4000) }
         let probe = try MPDConnection(port: port).command("lsinfo Shelf")
         XCTAssertEqual(probe.lines.filter { $0.hasPrefix("file: ") }.count, 4000, "\(probe.ack ?? "")")
+        let seconds = Mutex<[Double]>([])
         try world.withstands("lsinfo and search flood", rounds: 1) {
+            let flooding = Atomic<Bool>(true)
+            let watcher = DispatchGroup()
+            watcher.enter()
+            Thread {
+                defer { watcher.leave() }
+                guard let mpd = try? MPDConnection(port: port) else { return }
+                while flooding.load(ordering: .acquiring) {
+                    let asked = monotonicSeconds()
+                    guard (try? mpd.command("status"))?.ack == nil else { return }
+                    seconds.withLock { $0.append(monotonicSeconds() - asked) }
+                }
+            }.start()
+            defer {
+                flooding.store(false, ordering: .releasing)
+                watcher.wait()
+            }
             try Self.together(8) { n in
                 let mpd = try MPDConnection(port: port)
                 for _ in 0..<10 {
@@ -126,6 +144,11 @@ final class DaemonQueryAbuseTests: XCTestCase {
                 }
             }
         }
+        let asked = seconds.withLock { $0 }.sorted()
+        print("MPD status beside the flood: ×\(asked.count), median \(asked.isEmpty ? -1 : asked[asked.count / 2] * 1000) ms, max \((asked.last ?? -1) * 1000) ms")
+        XCTAssertGreaterThanOrEqual(asked.count, 5, "MPD's status was answered \(asked.count) times during the flood")
+        XCTAssertLessThan(asked.isEmpty ? .infinity : asked[asked.count / 2], 0.05, "MPD's status waits behind other clients' listings")
+        XCTAssertLessThan(asked.last ?? .infinity, 2, "MPD's status waits behind other clients' listings")
     }
 
     /// Runs `client` on `count` threads at once and waits for all of them; their failures, if any.

@@ -278,6 +278,23 @@ final class MPDCommandsTests: XCTestCase {
         ])
     }
 
+    func testQueuePatternsAreBoundedAsTheLibrarysAre() async throws {
+        let plane = TestControlPlane(state())
+        try await expect(plane, ["playlistsearch \"(title =~ '((a{1,100}){1,100}){1,100}')\""], [
+            "ACK [2@0] {playlistsearch} regular expression refused: its repetitions expand it to 1000000 elements, more than 256",
+        ])
+        try await expect(plane, ["playlistfind \"(title =~ '(T)\\\\\\\\1')\""], [
+            "ACK [2@0] {playlistfind} regular expression refused: back-references (\\1) are not supported",
+        ])
+        try await expect(plane, ["playlistsearch \"(artist =~ 'a{101}')\""], [
+            "ACK [2@0] {playlistsearch} regular expression refused: the repetition count 101 is more than 100",
+        ])
+        // POSIX matching, found anywhere, case ignored in a search and not in a find.
+        let found = try await answer(plane, ["playlistsearch \"(title =~ '^t[a-z]o$')\""])
+        XCTAssertEqual(found.filter { $0.hasPrefix("Pos: ") }, ["Pos: 1"])
+        try await expect(plane, ["playlistfind \"(title =~ '^t[a-z]o$')\""], ["OK"])
+    }
+
     func testBadArgumentsAndDisabledCommandsGetMPDsErrors() async throws {
         let plane = TestControlPlane(state())
         plane.disable([.nextTrack])
