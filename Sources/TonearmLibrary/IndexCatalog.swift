@@ -6,14 +6,21 @@ import TonearmSQLite
 /// The library's queries, on a connection of their own (WAL: they read while the scanner
 /// writes). Songs on a medium that is not mounted are left out.
 final class IndexCatalog: LibraryCatalog, @unchecked Sendable {
-    private let db: Mutex<Database>
+    /// One connection per worker of the pool that asks (`WorkerPool.library`): a query that
+    /// takes its whole budget holds one of them, not every client's.
+    private let connections: [Connection]
     private let path: String
     private let playlists: PlaylistDirectory?
 
-    init(_ db: Database, playlists: PlaylistDirectory? = nil) {
-        path = db.path
-        self.db = Mutex(db)
+    init(_ connections: [Database], playlists: PlaylistDirectory? = nil) {
+        path = connections[0].path
+        self.connections = connections.map(Connection.init)
         self.playlists = playlists
+    }
+
+    private final class Connection: Sendable {
+        let db: Mutex<Database>
+        init(_ db: Database) { self.db = Mutex(db) }
     }
 
     // MARK: LibraryCatalog
@@ -145,8 +152,16 @@ final class IndexCatalog: LibraryCatalog, @unchecked Sendable {
     /// refused as a bad argument, any other SQLite failure becomes `unavailable`, naming the
     /// database.
     private func query<T>(_ body: (Database) throws(SQLiteError) -> T) throws(CommandFailure) -> T {
-        do {
-            return try db.withLock { db throws(SQLiteError) -> T in
+        do throws(SQLiteError) {
+            // A free connection, else the first.
+            for connection in connections.dropFirst() {
+                let result = try connection.db.withLockIfAvailable { db throws(SQLiteError) -> T in
+                    let result: T = try db.withBudget { () throws(SQLiteError) -> T in try body(db) }
+                    return result
+                }
+                if let result { return result }
+            }
+            return try connections[0].db.withLock { db throws(SQLiteError) -> T in
                 let result: T = try db.withBudget { () throws(SQLiteError) -> T in try body(db) }
                 return result
             }

@@ -69,7 +69,7 @@ public final class MusicIndex: Sendable {
             writer = try IndexDatabase.open(settings.databasePath) { aside, why in
                 log.warning("library database \(settings.databasePath) could not be used (\(why)); set aside as \(aside), a new one is made")
             }
-            reader = IndexCatalog(try IndexDatabase.reader(settings.databasePath),
+            reader = IndexCatalog(try (0..<2).map { _ throws(SQLiteError) in try IndexDatabase.reader(settings.databasePath) },
                                   playlists: settings.playlistDirectory.map(PlaylistDirectory.init(path:)))
         } catch {
             throw .databaseUnavailable(settings.databasePath, cause: error.description)
