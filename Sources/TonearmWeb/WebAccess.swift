@@ -143,10 +143,14 @@ struct TokenGuesses: Sendable {
 
     mutating func succeeded(_ peer: String?) { peers[Self.key(peer)] = nil }
 
-    /// An IPv6 address's first 64 bits; an IPv4 address as it is.
+    /// An IPv6 address's first 64 bits; an IPv4 address as it is, mapped into IPv6 too (a
+    /// server bound to `::` sees IPv4 peers so, and they must not all share one /64).
     static func key(_ peer: String?) -> String {
         guard let peer else { return "" }
         guard peer.contains(":"), let bytes = RequestHost.bytes(of: Substring(peer), family: AF_INET6) else { return peer }
+        if bytes.prefix(12).elementsEqual([UInt8](repeating: 0, count: 10) + [0xFF, 0xFF]) {
+            return bytes.suffix(4).map { String($0) }.joined(separator: ".")
+        }
         return bytes.prefix(8).map { String($0, radix: 16) }.joined(separator: ".") + "/64"
     }
 }

@@ -223,6 +223,9 @@ final class WebGuardTests: XCTestCase {
         guesses.failed("2001:db8:1:2:ffff::b", now: now + 1)
         XCTAssertEqual(guesses.wait(for: "2001:db8:1:2:1:2:3:4", now: now + 1), 2)
         XCTAssertNil(guesses.wait(for: "2001:db8:1:3::a", now: now + 1))
+        // IPv4 peers of a server bound to `::` are each their own.
+        XCTAssertEqual(TokenGuesses.key("::ffff:192.168.1.7"), "192.168.1.7")
+        XCTAssertNotEqual(TokenGuesses.key("::ffff:192.168.1.7"), TokenGuesses.key("::ffff:192.168.1.8"))
 
         // At most `capacity` peers: the one quiet longest makes room.
         guesses.failed("10.0.0.2", now: now + 3000)
