@@ -178,6 +178,6 @@ struct HostCheck: Sendable {
             return .text(.misdirectedRequest, "this server is on port \(port), not \(hostPort) (Host: \(field))")
         }
         if host.isLoopback || allowed.contains(host) || box.knows(host) { return nil }
-        return .text(.misdirectedRequest, "this box does not answer to the name '\(field)'; [web] allowed_hosts lists others it may")
+        return .text(.misdirectedRequest, "this box does not answer to the name '\(field)': not its own, nor in [web] allowed_hosts")
     }
 }

@@ -16,7 +16,7 @@ final class WebGuardTests: XCTestCase {
 
     // MARK: Host
 
-    func testTheBoxsOwnNamesAndAddressesAreServed() async throws {
+    func testOnlyTheBoxsOwnHostsAreServed() async throws {
         let web = try EmbeddedWeb(allowedHosts: ["music.example", "[fd00::20]"])
         for host in ["localhost", "localhost:8080", "LocalHost.:8080", "127.0.0.1", "127.0.0.1:8080", "127.9.8.7:8080",
                      "[::1]", "[::1]:8080", "[0:0:0:0:0:0:0:1]:8080", "box", "BOX:8080", "box.", "192.168.1.20:8080",
@@ -26,10 +26,7 @@ final class WebGuardTests: XCTestCase {
         }
         let old = try await web.request("GET /api/status HTTP/1.0\r\nConnection: keep-alive\r\n\r\n")
         XCTAssertEqual(old.status, 200, "HTTP/1.0 did not require Host: \(old.text)")
-    }
 
-    func testAnotherHostOrPortIsMisdirected() async throws {
-        let web = try EmbeddedWeb()
         for host in ["evil.example:8080", "evil.example", "localhost:8081", "127.0.0.1:80", "[::2]:8080", "10.0.0.1",
                      "box.evil.example", "localhost.evil.example", "sub.localhost", "192.168.1.21"] {
             let body = #"{"command":"volume","percent":18}"#
@@ -237,7 +234,7 @@ final class WebGuardTests: XCTestCase {
 
     // MARK: closed connections
 
-    func testAClientThatClosesItsSideIsLetGoAtOnce() async throws {
+    func testAClientThatClosesOrResetsIsLetGoAtOnce() async throws {
         let web = try EmbeddedWeb()
         XCTAssertEqual(web.service.connectionCount, 1)
         web.channel.pipeline.fireUserInboundEventTriggered(ChannelEvent.inputClosed)
@@ -256,16 +253,16 @@ final class WebGuardTests: XCTestCase {
         asking.channel.embeddedEventLoop.run()
         XCTAssertFalse(asking.channel.isActive)
         XCTAssertEqual(asking.service.connectionCount, 0)
+
+        // Reset in the middle of a request.
+        let reset = try EmbeddedWeb()
+        try reset.send("GET /api/status HTTP/1.1\r\nHo")
+        reset.channel.pipeline.fireErrorCaught(IOError(errnoCode: ECONNRESET, reason: "read(descriptor:pointer:size:)"))
+        reset.channel.embeddedEventLoop.run()
+        XCTAssertFalse(reset.channel.isActive)
+        XCTAssertEqual(reset.service.connectionCount, 0)
     }
 
-    func testAResetConnectionIsLetGo() async throws {
-        let web = try EmbeddedWeb()
-        try web.send("GET /api/status HTTP/1.1\r\nHo")
-        web.channel.pipeline.fireErrorCaught(IOError(errnoCode: ECONNRESET, reason: "read(descriptor:pointer:size:)"))
-        web.channel.embeddedEventLoop.run()
-        XCTAssertFalse(web.channel.isActive)
-        XCTAssertEqual(web.service.connectionCount, 0)
-    }
 
     func testAWebSocketWhosePeerWentAwayIsLetGoAtOnce() async throws {
         for ending in ["FIN", "RST"] {
