@@ -129,13 +129,11 @@ final class BoxIdentity: Sendable {
             if let address = current.pointee.ifa_addr {
                 switch Int32(address.pointee.sa_family) {
                 case AF_INET:
-                    address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { inet in
-                        withUnsafeBytes(of: inet.pointee.sin_addr) { hosts.insert(.address(Array($0))) }
-                    }
+                    let bytes = address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { withUnsafeBytes(of: $0.pointee.sin_addr, Array.init) }
+                    hosts.insert(.address(bytes))
                 case AF_INET6:
-                    address.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { inet in
-                        withUnsafeBytes(of: inet.pointee.sin6_addr) { hosts.insert(.address(Array($0))) }
-                    }
+                    let bytes = address.withMemoryRebound(to: sockaddr_in6.self, capacity: 1) { withUnsafeBytes(of: $0.pointee.sin6_addr, Array.init) }
+                    hosts.insert(.address(bytes))
                 default: break
                 }
             }

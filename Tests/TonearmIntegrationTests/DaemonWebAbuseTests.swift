@@ -45,6 +45,11 @@ final class DaemonWebAbuseTests: XCTestCase {
         XCTAssertEqual(try world.statusJSON().int("volume"), 18)
         let upgrade = try exchange(port, webSocketUpgrade(host: "localhost:\(port)", origin: "http://localhost:\(port)"))
         XCTAssertTrue(upgrade.hasPrefix("HTTP/1.1 101 "), upgrade)
+        let hostname = ProcessInfo.processInfo.hostName.split(separator: ".").first.map(String.init) ?? "localhost"
+        for host in [hostname, hostname + ".local"] {
+            let (named, namedText) = try curl(port, "/api/status", ["-H", "Host: \(host):\(port)"])
+            XCTAssertEqual(named, 200, "the box's own name \(host): \(namedText)")
+        }
     }
 
     /// With `[web] token` the WebSocket and the covers need it too, and guessing it is slowed.

@@ -92,6 +92,15 @@ final class WebGuardTests: XCTestCase {
         XCTAssertEqual(reads.value, 3)
     }
 
+    func testTheBoxsHostnameAndAddressesAreReadFromTheSystem() {
+        let hosts = BoxIdentity.readSystem()
+        let hostname = ProcessInfo.processInfo.hostName.lowercased()
+        let first = String(hostname.split(separator: ".").first ?? "")
+        XCTAssertTrue(hosts.contains(.name(first)), "\(first) in \(hosts)")
+        XCTAssertTrue(hosts.contains(.name(first + ".local")), "\(first).local in \(hosts)")
+        XCTAssertTrue(hosts.contains(.address([127, 0, 0, 1])), "lo's address in \(hosts)")
+    }
+
     func testHostsParse() {
         XCTAssertEqual(RequestHost.parse("Box.Local.:8080")?.host, .name("box.local"))
         XCTAssertEqual(RequestHost.parse("Box.Local.:8080")?.port, 8080)
