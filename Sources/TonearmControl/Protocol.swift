@@ -79,7 +79,9 @@
 ///   `queueCount`, `volume`, `repeat`, `shuffle`, `eligible` and `eligibility` (why),
 ///   `commands` (remote command name → enabled), `artwork`, `device` (`name`, `state` — open,
 ///   closed, lost, unavailable —, `format`, `rate`, `channels`, `periodFrames`,
-///   `bufferFrames`, `underruns`, `losses`, `error`).
+///   `bufferFrames`, `underruns`, `losses`, `error`), `library`, `saveFailure` (why the player's
+///   state cannot be saved now — a full or read-only card —, or null; saves are tried again,
+///   backing off from 1 s to a minute).
 ///
 ///   `output` is `ok` while what plays is heard; otherwise it says what the output waits for:
 ///   `device lost, waiting for it` (alsa-lib reported an error, as when a USB DAC is
@@ -105,7 +107,7 @@
 ///   enlarged; a JPEG that fits already comes as it is).
 /// - `doctor` → `session`, `eligible`, `eligibility`, `commands`, `nowPlaying`, `output`,
 ///   `device`, `redFlags` (`flag`, `detail`, `fix`; `outputInterrupted` while nothing is
-///   heard).
+///   heard, `stateNotSaved` while the state cannot be saved).
 ///
 /// Queue: `add` `{"paths":[…], "position":INDEX}` (files or directories, at the end or inserted
 /// before `position`; → `added`, `skipped`, `queueCount`; errors `notFound`, `forbidden` outside

@@ -26,6 +26,9 @@ public struct ControlState: Sendable, Equatable {
     public var sessions = SessionsState()
     public var output = OutputState()
     public var library = LibraryState()
+    /// Why the player's state cannot be saved now (a full or read-only card: a power cut would
+    /// lose the queue and the position); nil while saves succeed.
+    public var saveFailure: String?
 
     public init() {}
 

@@ -139,6 +139,7 @@ package enum Reports {
             ("artwork", info.artwork.map(artwork) ?? .null),
             ("device", device(state.output)),
             ("library", library(state.library)),
+            ("saveFailure", JSONValue(state.saveFailure)),
         ])
     }
 
@@ -182,6 +183,10 @@ package enum Reports {
         if output.underruns > 0 {
             flags.append(("underruns", "\(output.underruns) underruns so far",
                           "raise [output] buffer_ms, or give the service real-time priority (LimitRTPRIO)"))
+        }
+        if let failure = state.saveFailure {
+            flags.append(("stateNotSaved", "\(failure): a power cut now loses the queue and the position",
+                          "free space on that file system, or check that the card has not turned read-only (dmesg); tonearmd tries again, backing off to once a minute, and logs when it saved again"))
         }
         if output.rewinds == false {
             let late = (output.bufferFrames ?? 0) * 1000 / max(1, output.sampleRate ?? 1)

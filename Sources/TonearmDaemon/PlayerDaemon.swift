@@ -63,6 +63,10 @@ public actor PlayerDaemon {
     /// Scanning (seekForward/seekBackward held, `core.scanRate`): when the last step was taken.
     var lastScanStep: Double = 0
     var lastSave: Double = 0
+    /// Whether a save may be tried now, and why saves fail when they do.
+    var saving = SaveSchedule()
+    /// Set by `stop`: nothing more is scheduled on the event loop, which stops after the daemon.
+    var stopped = false
     /// The engine's number for the latest play or stop: starts it reports with a lower number
     /// describe audio queued before it (a late start of the previous play, a gapless step that
     /// a seek abandoned) and are not passed to the core.
@@ -140,6 +144,7 @@ public actor PlayerDaemon {
 
     /// SIGTERM/SIGINT: fade out (at most 50 ms), save, stop the engine, end every subscription.
     public func stop() async {
+        stopped = true
         timer?.cancel()
         if core.state == .playing {
             engine.pause()
@@ -148,7 +153,7 @@ public actor PlayerDaemon {
                 try? await Task.sleep(for: .milliseconds(2))
             }
         }
-        save()
+        save(force: true)
         engine.shutdown()
         library?.stop()
         feed.finish()
@@ -317,13 +322,19 @@ public actor PlayerDaemon {
         )
     }
 
-    /// Writes the state (atomically: temp file, fsync, rename, fsync directory).
-    func save() {
-        do {
+    /// Writes the state (atomically: temp file, fsync, rename, fsync directory), unless saves
+    /// are failing and their back-off has not passed (`force`: on the way out, try anyway).
+    func save(force: Bool = false) {
+        let now = Self.now()
+        guard force || saving.mayTry(at: now) else { return }
+        do throws(LibraryError) {
             try store.save(record())
-            lastSave = Self.now()
+            lastSave = now
+            if let line = saving.succeeded(at: now, directory: store.directory) { logger.notice("\(line)") }
         } catch {
-            logger.error("\(error)")
+            let reason: String
+            if case .cannotSaveState(_, let cause) = error { reason = cause } else { reason = error.description }
+            if let line = saving.failed(reason, at: now, directory: store.directory) { logger.error("\(line)") }
         }
     }
 

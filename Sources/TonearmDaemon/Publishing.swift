@@ -32,6 +32,7 @@ struct PendingChanges {
         var currentItemID: Int?
         var output = OutputState()
         var library = LibraryState()
+        var saveFailure: String?
     }
 }
 
@@ -55,10 +56,10 @@ extension PlayerDaemon {
             transport: core.state, nowPlaying: core.nowPlaying, enabled: core.enabledCommands, volume: core.volume,
             muted: book.muted, repeatMode: core.repeatMode, shuffle: core.shuffle, single: core.single, consume: core.consume,
             replayGain: replayGain, currentItemID: core.currentItemID,
-            output: outputState().withoutCounters, library: libraryState())
+            output: outputState().withoutCounters, library: libraryState(), saveFailure: saveFailure)
         if now != seen {
             if now.transport != seen.transport || now.nowPlaying != seen.nowPlaying || now.enabled != seen.enabled
-                || now.currentItemID != seen.currentItemID {
+                || now.currentItemID != seen.currentItemID || now.saveFailure != seen.saveFailure {
                 changes.subsystems.insert(.player)
             }
             if now.volume != seen.volume || now.muted != seen.muted { changes.subsystems.insert(.mixer) }
@@ -99,7 +100,13 @@ extension PlayerDaemon {
         state.sessions = sessionsState()
         state.output = outputState()
         state.library = libraryState()
+        state.saveFailure = saveFailure
         return state
+    }
+
+    /// What `status` and `doctor` say while the state cannot be saved.
+    var saveFailure: String? {
+        saving.failure.map { "cannot save the player state in \(store.directory): \($0.reason)" }
     }
 
     func libraryState() -> LibraryState {

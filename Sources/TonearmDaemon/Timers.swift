@@ -3,8 +3,8 @@ import TonearmPlayback
 import TonearmPlayer
 
 /// The daemon's only timers, armed only while they have something to do: the steps of a held
-/// seek (scanning, a few a second), the periodic save while playing, and the next line of
-/// an underrun burst. Idle, nothing is
+/// seek (scanning, a few a second), the periodic save while playing, the next try of a save
+/// that failed (backing off to a minute), and the next line of an underrun burst. Idle, nothing is
 /// armed and the daemon sleeps until a command or the engine wakes it.
 extension PlayerDaemon {
     static let scanStepSeconds = 0.25
@@ -13,7 +13,9 @@ extension PlayerDaemon {
     func nextDeadline() -> Double? {
         var deadline: Double?
         if core.scanRate != nil { deadline = lastScanStep + Self.scanStepSeconds }
-        if core.state == .playing {
+        if let retry = saving.retryAt {
+            deadline = min(deadline ?? retry, retry)
+        } else if core.state == .playing {
             let save = lastSave + settings.saveIntervalSeconds
             deadline = min(deadline ?? save, save)
         }
@@ -24,7 +26,7 @@ extension PlayerDaemon {
     /// Arms one timer for the next deadline, replacing one armed for another. It runs on the
     /// event loop, beside the sockets and the engine's doorbell.
     func scheduleTimer() {
-        let deadline = nextDeadline()
+        let deadline = stopped ? nil : nextDeadline()
         guard deadline != timerDeadline else { return }
         timer?.cancel()
         timerDeadline = deadline
@@ -53,7 +55,7 @@ extension PlayerDaemon {
             }
         }
         if let line = underrunLog.line(now: now) { logger.warning("\(line)") }
-        if core.state == .playing && now - lastSave >= settings.saveIntervalSeconds - 0.001 { save() }
+        if saving.retryAt != nil || (core.state == .playing && now - lastSave >= settings.saveIntervalSeconds - 0.001) { save() }
         flush()
     }
 }

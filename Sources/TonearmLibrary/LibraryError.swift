@@ -3,9 +3,10 @@
 public enum LibraryError: Error, CustomStringConvertible, Sendable, Equatable {
     /// Nothing exists at the path (as the caller gave it).
     case notFound(String)
-    /// The path, as given, resolves (through `..` and symbolic links) to `resolvedPath`,
-    /// which is not inside `musicDirectory`.
-    case outsideMusicDirectory(String, resolvedPath: String, musicDirectory: String)
+    /// The path, as given, lies or resolves (through `..` and symbolic links) outside
+    /// `musicDirectory`. Where it resolves to is not said: a client learns nothing of the files
+    /// beyond the music directory.
+    case outsideMusicDirectory(String, musicDirectory: String)
     /// The music directory itself is missing or unusable.
     case musicDirectoryUnavailable(String, cause: String)
     /// An explicitly named file that is not a playable FLAC file (or not a file at all).
@@ -35,9 +36,8 @@ public enum LibraryError: Error, CustomStringConvertible, Sendable, Equatable {
         switch self {
         case .notFound(let path):
             return "'\(path)': no such file or directory"
-        case .outsideMusicDirectory(let path, let resolved, let root):
-            let via = resolved == path ? "" : " (it resolves to \(resolved))"
-            return "'\(path)' is outside the music directory \(root)\(via)"
+        case .outsideMusicDirectory(let path, let root):
+            return "'\(path)' is outside the music directory \(root)"
         case .musicDirectoryUnavailable(let path, let cause):
             return "music directory '\(path)' is unusable: \(cause)"
         case .notPlayable(let path, let cause):

@@ -163,24 +163,25 @@ struct LibraryScan {
     func resolve(_ argument: String) throws(LibraryError) -> String {
         guard !argument.isEmpty else { throw .notFound(argument) }
         let absolute = argument.hasPrefix("/") ? argument : joinPath(base, argument)
+        // A path that lies outside as written is refused before the file system is asked, so a
+        // client cannot probe for files beyond the music directory (missing, unreadable, or
+        // where a link leads all get the same answer).
+        if let root, let configuredRoot, let lexicalRoot {
+            let lexical = lexicallyNormalized(absolute)
+            if !isInside(lexical, root) && !isInside(lexical, lexicalRoot) {
+                throw .outsideMusicDirectory(argument, musicDirectory: configuredRoot)
+            }
+        }
         let real: String
         do throws(SystemError) {
             real = try FileSystem.realPath(absolute)
         } catch where error.isMissing {
-            // Say "outside" rather than "not found" for a path that could only lie outside,
-            // so a client cannot probe for files beyond the music directory.
-            if let root, let configuredRoot, let lexicalRoot {
-                let lexical = lexicallyNormalized(absolute)
-                if !isInside(lexical, root) && !isInside(lexical, lexicalRoot) {
-                    throw .outsideMusicDirectory(argument, resolvedPath: lexical, musicDirectory: configuredRoot)
-                }
-            }
             throw .notFound(argument)
         } catch {
             throw .cannotAccess(argument, cause: error.text)
         }
         if let root, let configuredRoot, !isInside(real, root) {
-            throw .outsideMusicDirectory(argument, resolvedPath: real, musicDirectory: configuredRoot)
+            throw .outsideMusicDirectory(argument, musicDirectory: configuredRoot)
         }
         return real
     }

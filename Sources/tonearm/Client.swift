@@ -55,7 +55,7 @@ struct Connection: ParsableArguments {
 struct Status: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Show what the daemon is playing.",
-        discussion: "--json prints the daemon's status object: state, title, artist, album, duration, elapsed (extrapolated to now), rate (0 while paused, or while playing and nothing is heard), output (ok, or what the output waits for: the device lost, stopped responding or not there yet), queueIndex, queueCount, volume, repeat, shuffle, single, consume, replayGain (mode, preamp, missingPreamp, limit), eligible, commands (name → enabled), artwork, device.")
+        discussion: "--json prints the daemon's status object: state, title, artist, album, duration, elapsed (extrapolated to now), rate (0 while paused, or while playing and nothing is heard), output (ok, or what the output waits for: the device lost, stopped responding or not there yet), queueIndex, queueCount, volume, repeat, shuffle, single, consume, replayGain (mode, preamp, missingPreamp, limit), eligible, commands (name → enabled), artwork, device, library, saveFailure (why the player's state cannot be saved now, or null).")
     @OptionGroup var connection: Connection
     @Flag(help: "Print JSON.") var json = false
 
@@ -73,6 +73,7 @@ struct Status: ParsableCommand {
         if let device = status["device"] {
             print("device: \(device["name"]?.stringValue ?? "?") (\(device["state"]?.stringValue ?? "?")), \(device["underruns"]?.intValue ?? 0) underruns")
         }
+        if let failure = status["saveFailure"]?.stringValue { print("state not saved: \(failure)") }
         let eligible = status["eligible"]?.boolValue == true
         print("now playing: \(eligible ? "eligible" : "not eligible (\(status["eligibility"]?.stringValue ?? ""))")")
     }

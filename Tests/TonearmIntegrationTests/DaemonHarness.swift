@@ -13,12 +13,13 @@ final class DaemonBench {
     let daemon: DaemonProcess
 
     /// `arguments` go to tonearmd after --device/--socket/--state-dir; `start: false` leaves the
-    /// daemon to be started by the test (after it prepared the state directory, say).
+    /// daemon to be started by the test (after it prepared the state directory, say);
+    /// `stateDirectory` replaces the bench's own `state/`.
     init(jack: Bool = true, jackRunning: Bool = true, device: String = "paced", arguments: [String] = [],
-         start: Bool = true) throws {
+         stateDirectory: String? = nil, start: Bool = true) throws {
         bench = try Bench(jack: jack, jackRunning: jackRunning)
         daemon = try DaemonProcess(directory: bench.directory.path, device: device, environment: bench.alsa.environment,
-                                   arguments: arguments, start: start)
+                                   arguments: arguments, stateDirectory: stateDirectory, start: start)
     }
 
     func path(_ name: String) -> String { bench.path(name) }
