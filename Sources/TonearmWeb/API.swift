@@ -81,13 +81,12 @@
 ///
 /// ## Art: `GET /art/ID?size=N`
 ///
-/// With a token, it needs it as `/api` does.
 /// The cover whose artwork id is ID (`status`'s `artwork.id`), as a JPEG that fits N × N
 /// pixels (N from 16 to 1024, 512 when not given; never larger than the original), decoded
 /// at the smallest scale that suffices and cached per size. The id names the picture's bytes,
 /// so the answer never changes: `Cache-Control: public, max-age=31536000, immutable`.
 /// `ID` `placeholder` is the picture for a track without one, drawn as SVG (`image/svg+xml`,
-/// N × N). An unknown id is 404.
+/// N × N). An unknown id is 404. With a token, it needs it as `/api` does.
 ///
 /// ## Limits
 ///
