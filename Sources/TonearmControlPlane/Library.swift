@@ -117,8 +117,9 @@ public enum Matching: Sendable, Hashable {
     /// The value's beginning: case-sensitively in a query that matches exactly, else ignoring
     /// (ASCII) case.
     case prefix
-    /// A POSIX extended regular expression found anywhere in the value: case-sensitively in a
-    /// query that matches exactly, else ignoring case.
+    /// A POSIX extended regular expression found anywhere in the value (its first 4 KB):
+    /// case-sensitively in a query that matches exactly, else ignoring case. Patterns are
+    /// bounded (TonearmSQLite's `RegularExpression`): a larger one is refused as a bad argument.
     case regularExpression
 }
 

@@ -25,8 +25,11 @@ struct MPDFailure: Error {
 ///   `(TAG contains 'VALUE')`, `(TAG starts_with 'VALUE')`, `(TAG =~ 'REGEX')`,
 ///   `(TAG !~ 'REGEX')`, `(base 'DIR')`, `(file == 'PATH')`, `(!EXPR)` and
 ///   `(EXPR AND EXPR …)`. `==` compares exactly, `contains` ignores case; `starts_with` and the
-///   regular expressions (POSIX extended, found anywhere in the value) ignore case in `search`
-///   and not in `find`, as MPD's do. A `!=` or a negation also matches songs without the tag.
+///   regular expressions (POSIX extended, found anywhere in the value's first 4 KB) ignore case
+///   in `search` and not in `find`, as MPD's do. A `!=` or a negation also matches songs
+///   without the tag. A pattern longer than 256 bytes, with a count over 100, expanding to more
+///   than 256 elements or with a back-reference is refused (error 2), as is a query that takes
+///   more than 2 s of its worker's processor time.
 enum MPDFilter {
     /// Parses `arguments` into filters, stopping at `sort`, `window` or `group` (returned as
     /// the rest).
