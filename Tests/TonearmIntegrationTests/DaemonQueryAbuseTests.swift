@@ -86,12 +86,14 @@ final class DaemonQueryAbuseTests: XCTestCase {
         }
     }
 
-    /// Ten clients read a 3 MB cover file and ten the 3 MB picture in another song, 8 KB at a
-    /// time (MPD's default chunk): each picture is read once, kept, and served from memory.
+    /// Ten clients read a 2.8 MB cover file and ten the 2.8 MB picture in another song, 8 KB at
+    /// a time (MPD's default chunk): each picture is read once, kept, and served from memory.
     func testTwentyClientsReadingLargePicturesInChunks() throws {
-        let embedded = TinyPNG.make(width: 1000, height: 1000)
-        let cover = TinyPNG.make(width: 1001, height: 1000)
-        let picture = LibFLACEncoder.Picture(type: 3, mimeType: "image/png", width: 1000, height: 1000, data: embedded)
+        // 2.8 MB each: both are kept (8 MB at most), and a picture read holds its bytes twice
+        // for a moment, which the 10 MB the yardstick allows must take in beside them.
+        let embedded = TinyPNG.make(width: 1000, height: 940)
+        let cover = TinyPNG.make(width: 1001, height: 940)
+        let picture = LibFLACEncoder.Picture(type: 3, mimeType: "image/png", width: 1000, height: 940, data: embedded)
         let (world, port) = try playingBench { music in
             try Self.writeSongs(music + "/Cover", count: 1)
             try Data(cover).write(to: URL(fileURLWithPath: music + "/Cover/cover.png"))
