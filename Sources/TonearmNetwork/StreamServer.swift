@@ -13,15 +13,16 @@ import Synchronization
 /// A server bootstrap for the edge. Everything runs on `loop`, the listener and every client.
 /// Accepting waits for `autoRead` to be set on the listener (see `ControlServer.start`), so a
 /// socket can be bound and claimed before the daemon is ready to answer. Each client gets one
-/// read (at most 64 KiB) per turn of the loop, so one that floods cannot starve the others. A
+/// read (at most `maxReadBytes`) per turn of the loop, so one that floods cannot starve the
+/// others, and what one read makes the loop do is bounded. A
 /// client may half-close (`shutdown(SHUT_WR)` after its last request) and still get its
 /// answers: the protocol handler sees `ChannelEvent.inputClosed` and closes when it is done.
 /// Over `maxPendingOutputBytes` of unread output a client's channel turns unwritable, which
 /// `PendingOutputLimit` acts on. An accept that fails for want of descriptors or memory
 /// pauses accepting (`AcceptPause`).
 func makeStreamServerBootstrap(
-    on loop: any EventLoop, name: String, maxPendingOutputBytes: Int, log: (@Sendable (String) -> Void)?,
-    initializeClient: @escaping @Sendable (any Channel) throws -> Void
+    on loop: any EventLoop, name: String, maxPendingOutputBytes: Int, maxReadBytes: Int = 64 << 10,
+    log: (@Sendable (String) -> Void)?, initializeClient: @escaping @Sendable (any Channel) throws -> Void
 ) -> ServerBootstrap {
     ServerBootstrap(group: loop, childGroup: loop)
         .serverChannelOption(.autoRead, value: false)
@@ -31,6 +32,8 @@ func makeStreamServerBootstrap(
             }
         }
         .childChannelOption(.maxMessagesPerRead, value: 1)
+        .childChannelOption(.recvAllocator, value: AdaptiveRecvByteBufferAllocator(
+            minimum: 64, initial: min(2048, maxReadBytes), maximum: maxReadBytes))
         .childChannelOption(.allowRemoteHalfClosure, value: true)
         .childChannelOption(.writeBufferWaterMark, value: PendingOutputLimit.waterMark(limit: maxPendingOutputBytes))
         .childChannelInitializer { channel in
