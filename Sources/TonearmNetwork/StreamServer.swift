@@ -86,33 +86,78 @@ final class AcceptPause: ChannelInboundHandler {
 }
 
 /// The clients of one server, on its loop: numbered from 1, never reused while the server
-/// lives, at most `limit` at once. Their count is kept in `ServerStatus` for other threads.
+/// lives, at most `limit` at once, and at most `perAddressLimit` from one peer address, so a
+/// few peers cannot take every place. Clients of a Unix socket have no address and count only
+/// towards `limit`. Their count is kept in `ServerStatus` for other threads.
 final class ClientRoster<Client> {
     let limit: Int
+    let perAddressLimit: Int?
     private(set) var clients: [Int: Client] = [:]
+    private var addresses: [Int: String] = [:]
+    private var countByAddress: [String: Int] = [:]
     private var nextID = 1
     private let status: ServerStatus
 
-    init(limit: Int, status: ServerStatus) {
-        precondition(limit > 0)
+    /// A new client, or why there is no place for it.
+    enum Admission {
+        case admitted(Client)
+        /// `limit` are connected.
+        case full
+        /// `perAddressLimit` are connected from this address.
+        case fullFrom(String)
+    }
+
+    init(limit: Int, perAddressLimit: Int? = nil, status: ServerStatus) {
+        precondition(limit > 0 && (perAddressLimit ?? 1) > 0)
         self.limit = limit
+        self.perAddressLimit = perAddressLimit
         self.status = status
     }
 
-    /// A number for a new client, or nil when `limit` are connected.
-    func admit(_ make: (Int) throws -> Client) rethrows -> Client? {
-        guard clients.count < limit else { return nil }
+    /// A number for a new client from `address` (nil: a Unix socket's), or why not.
+    func admit(from address: String?, _ make: (Int) throws -> Client) rethrows -> Admission {
+        guard clients.count < limit else { return .full }
+        if let address, let perAddressLimit, countByAddress[address, default: 0] >= perAddressLimit {
+            return .fullFrom(address)
+        }
         let id = nextID
         let client = try make(id)
         nextID += 1
         clients[id] = client
+        if let address {
+            addresses[id] = address
+            countByAddress[address, default: 0] += 1
+        }
         status.clientCount.store(clients.count, ordering: .relaxed)
+        return .admitted(client)
+    }
+
+    /// A number for a new client, or nil when `limit` are connected (for servers whose clients
+    /// have no address).
+    func admit(_ make: (Int) throws -> Client) rethrows -> Client? {
+        guard case .admitted(let client) = try admit(from: nil, make) else { return nil }
         return client
     }
 
+    /// The peer address a client came from; nil for a Unix socket's.
+    func address(of id: Int) -> String? { addresses[id] }
+
     func remove(_ id: Int) -> Client? {
         defer { status.clientCount.store(clients.count, ordering: .relaxed) }
+        if let address = addresses.removeValue(forKey: id) {
+            let left = countByAddress[address, default: 1] - 1
+            countByAddress[address] = left > 0 ? left : nil
+        }
         return clients.removeValue(forKey: id)
+    }
+}
+
+extension SocketAddress {
+    /// The peer's IP address as the roster counts it ("192.0.2.7", "::1"); nil for a Unix
+    /// socket's. An IPv4 peer on a dual-stack socket ("::ffff:192.0.2.7") counts as itself.
+    var rosterAddress: String? {
+        guard let ip = ipAddress else { return nil }
+        return ip.hasPrefix("::ffff:") && ip.contains(".") ? String(ip.dropFirst(7)) : ip
     }
 }
 
