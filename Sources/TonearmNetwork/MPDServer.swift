@@ -24,12 +24,16 @@ public struct MPDRequest: Sendable, Equatable {
     /// In a list: true for `command_list_ok_begin` (a `list_OK` after each command's answer).
     public var isList: Bool
     public var listOK: Bool
+    /// The client gave the password (or none is needed); if not, only `MPDServer.openCommands`
+    /// may be carried out.
+    public var authorized: Bool
 
-    public init(clientID: Int, commands: [MPDCommand], isList: Bool = false, listOK: Bool = false) {
+    public init(clientID: Int, commands: [MPDCommand], isList: Bool = false, listOK: Bool = false, authorized: Bool = true) {
         self.clientID = clientID
         self.commands = commands
         self.isList = isList
         self.listOK = listOK
+        self.authorized = authorized
     }
 }
 
@@ -63,10 +67,25 @@ public struct MPDServerOptions: Sendable {
     public var socketPath: String?
     public var socketMode: mode_t = 0o666
     public var maxClients = 20
+    /// At most this many from one IP address, so a few peers cannot take every place. Clients
+    /// of the Unix socket are not counted (they have no address; its file's mode says who may
+    /// connect).
+    public var maxClientsPerAddress = 8
+    /// Without it every client may use every command. With it, a client may use only
+    /// `MPDServer.openCommands` until it sends `password` (alone, not in a command list); a
+    /// client that has not, when the server or its address is full, makes room for the next.
+    public var password: String?
+    /// A wrong password is answered after this, twice as long at each further one…
+    public var passwordDelay: TimeAmount = .milliseconds(500)
+    /// …and the connection is closed at this many.
+    public var maxPasswordFailures = 3
     /// A longer request line gets an error and closes the connection (as MPD does).
     public var maxLineBytes = 4096
     /// A command list holding more bytes closes the connection.
     public var maxCommandListBytes = 1 << 20
+    /// A command list holding more commands closes the connection: what a list holds until
+    /// its end is bounded by this as well (1 MiB of `setvol 50` is 100,000 commands, 9 MB).
+    public var maxCommandListCommands = 1 << 15
     /// A client silent this long is closed, unless it idles or waits for an answer; nil never.
     public var connectionTimeout: TimeAmount? = .seconds(60)
     /// Per client: answers it has not read yet. Over this it is disconnected.
@@ -102,12 +121,20 @@ public final class MPDServer: Sendable {
     /// commands by it.
     public static let protocolVersion = "0.23.5"
 
+    /// What one client's read may bring per turn of the loop: a line at most. A command list's
+    /// lines are short (a 4 KiB read of `setvol 50` is 400 lines, each parsed on the loop), so
+    /// a small read keeps a turn short and the other clients answered meanwhile.
+    static let maxReadBytes = 4 << 10
+
+    /// The commands a client may use before it gives the password (as mpd).
+    public static let openCommands: Set<String> = ["ping", "close", "password", "commands", "notcommands", "tagtypes"]
+
     public init(options: MPDServerOptions, group: any EventLoopGroup,
                 handler: @escaping @Sendable (MPDRequest, MPDReply) -> Void) throws(ControlError) {
         let loop = group.next()
         let service = NIOLoopBoundBox.makeBoxSendingValue(MPDService(options: options, status: status, handler: handler), eventLoop: loop)
         let bootstrap = makeStreamServerBootstrap(
-            on: loop, name: "mpd", maxPendingOutputBytes: options.maxPendingOutputBytes, log: options.log
+            on: loop, name: "mpd", maxPendingOutputBytes: options.maxPendingOutputBytes, maxReadBytes: Self.maxReadBytes, log: options.log
         ) { channel in
             try service.value.admit(channel)
         }
@@ -206,21 +233,30 @@ final class MPDService {
     var stopping = false
 
     init(options: MPDServerOptions, status: ServerStatus, handler: @escaping @Sendable (MPDRequest, MPDReply) -> Void) {
-        precondition(options.maxClients > 0 && options.maxLineBytes > 0)
+        precondition(options.maxClients > 0 && options.maxLineBytes > 0 && options.maxPasswordFailures > 0)
         self.options = options
         self.status = status
         self.handler = handler
-        roster = ClientRoster(limit: options.maxClients, status: status)
+        roster = ClientRoster(limit: options.maxClients, perAddressLimit: options.maxClientsPerAddress, status: status)
     }
 
-    /// A client over `maxClients` gets MPD's error line and is closed.
+    /// A client over `maxClients`, or over `maxClientsPerAddress` from its address, gets MPD's
+    /// error line and is closed, unless a client that has not given the password can make room.
     func admit(_ channel: any Channel) throws {
         if stopping { throw ChannelError.ioOnClosedChannel }
-        guard let connection = roster.admit({ MPDConnection(clientID: $0, service: self) }) else {
-            let refusal = "ACK [\(MPDError.system)@0] {} too many clients: tonearmd serves at most \(roster.limit) at once\n"
-            try channel.pipeline.syncOperations.addHandler(RefuseClient(line: ByteBuffer(string: refusal)))
-            options.log?("mpd: refused a client: \(roster.limit) already connected")
-            return
+        let address = channel.remoteAddress?.rosterAddress
+        let make = { MPDConnection(clientID: $0, service: self) }
+        var admission = roster.admit(from: address, make)
+        if let stranger = oldestStranger(making: admission) {
+            stranger.makeRoom()
+            closed(stranger.clientID)
+            admission = roster.admit(from: address, make)
+        }
+        let connection: MPDConnection
+        switch admission {
+        case .admitted(let admitted): connection = admitted
+        case .full: return try refuse(channel, "tonearmd serves at most \(roster.limit) at once")
+        case .fullFrom(let address): return try refuse(channel, "tonearmd serves at most \(options.maxClientsPerAddress) from \(address) at once")
         }
         let id = connection.clientID
         channel.closeFuture.assumeIsolated().whenComplete { _ in self.closed(id) }
@@ -229,6 +265,26 @@ final class MPDService {
             ByteToMessageHandler(LineFrameDecoder(maxLineBytes: options.maxLineBytes)),
             connection,
         ])
+    }
+
+    private func refuse(_ channel: any Channel, _ why: String) throws {
+        let line = MPDError.line(MPDError.system, command: "", "too many clients: \(why)")
+        try channel.pipeline.syncOperations.addHandler(RefuseClient(line: ByteBuffer(string: line)))
+        options.log?("mpd: refused a client: \(why)")
+    }
+
+    /// The client longest connected without the password, from the address that is full if
+    /// that is why (so a peer at its limit can only displace its own).
+    private func oldestStranger(making refusal: ClientRoster<MPDConnection>.Admission) -> MPDConnection? {
+        let from: String?
+        switch refusal {
+        case .admitted: return nil
+        case .full: from = nil
+        case .fullFrom(let address): from = address
+        }
+        return roster.clients.values.filter { connection in
+            connection.isStranger && (from == nil || roster.address(of: connection.clientID) == from)
+        }.min { $0.clientID < $1.clientID }
     }
 
     func closed(_ clientID: Int) {
