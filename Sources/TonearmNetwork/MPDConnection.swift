@@ -10,14 +10,17 @@ import NIOCore
 ///
 /// The connection is where a client's authorization is decided and kept: `password` is checked
 /// here, and each request carries whether its client may use more than
-/// `MPDServer.openCommands`. Until then `idle` is refused (so a stranger keeps the timeout),
-/// and each wrong password is answered later than the one before, the last of
-/// `maxPasswordFailures` with the door.
+/// `MPDServer.openCommands`. Until then `idle` is refused (so a stranger keeps the timeout).
+/// Each wrong password from the client's address is answered later than the one before, the
+/// connection's `maxPasswordFailures`th with the door; once one was wrong, a right one from
+/// there waits as long, so a guesser learns nothing sooner by giving up on an answer.
 final class MPDConnection: ChannelInboundHandler {
     typealias InboundIn = InboundLine
     typealias OutboundOut = ByteBuffer
 
     let clientID: Int
+    /// The peer's IP address; nil for a Unix socket's client.
+    let address: String?
     private let service: MPDService
     private var context: ChannelHandlerContext?
     private var greeted = false
@@ -62,8 +65,9 @@ final class MPDConnection: ChannelInboundHandler {
     static let subsystems = ["database", "stored_playlist", "playlist", "player", "mixer", "output", "options",
                              "partition", "sticker", "update", "subscription", "message", "neighbor", "mount"]
 
-    init(clientID: Int, service: MPDService) {
+    init(clientID: Int, address: String?, service: MPDService) {
         self.clientID = clientID
+        self.address = address
         self.service = service
         authorized = service.options.password == nil
     }
@@ -227,24 +231,38 @@ final class MPDConnection: ChannelInboundHandler {
             answer(MPDError.line(MPDError.argument, command: "password", arguments.isEmpty ? "too few arguments" : "too many arguments"))
             return
         }
-        if let expected = service.options.password, Self.same(arguments[0], expected) {
+        guard let context else { return }
+        let options = service.options
+        let now = context.eventLoop.now
+        let right = options.password.map { Self.same(arguments[0], $0) } ?? false
+        // Wrong ones lately from the address (a Unix socket's client: this connection's own).
+        let failures: Int
+        if right {
+            failures = address.map { service.passwordFailures.recent(from: $0, now: now) } ?? passwordFailures
+        } else {
+            passwordFailures += 1
+            failures = address.map { service.passwordFailures.failed(from: $0, now: now) } ?? passwordFailures
+        }
+        let last = !right && passwordFailures >= options.maxPasswordFailures
+        let why = last ? "incorrect password (\(passwordFailures) wrong, closing the connection)" : "incorrect password"
+        let line = right ? Array("OK\n".utf8) : Array(MPDError.line(MPDError.password, command: "password", why).utf8)
+        guard failures > 0 else {
             authorized = true
             answer("OK\n")
             return
         }
-        // Each wrong one waits twice as long as the one before; the last closes the connection.
-        passwordFailures += 1
-        let options = service.options
-        let delay = options.passwordDelay * (1 << Int64(min(passwordFailures - 1, 20)))
-        let last = passwordFailures >= options.maxPasswordFailures
-        let why = last ? "incorrect password (\(passwordFailures) wrong, closing the connection)" : "incorrect password"
-        let line = Array(MPDError.line(MPDError.password, command: "password", why).utf8)
-        guard let context else { return }
+        // Twice as long for each wrong one, up to `maxPasswordDelay`.
+        let delay = min(options.passwordDelay * (1 << Int64(min(failures - 1, 20))), options.maxPasswordDelay)
         busy = true
         let connection = NIOLoopBound(self, eventLoop: context.eventLoop)
         passwordAnswer = context.eventLoop.assumeIsolated().scheduleTask(in: delay) {
-            connection.value.passwordAnswer = nil
-            connection.value.replied(line, close: last)
+            let connection = connection.value
+            connection.passwordAnswer = nil
+            if right {
+                connection.authorized = true
+                if let address = connection.address { connection.service.passwordFailures.forget(address) }
+            }
+            connection.replied(line, close: last)
         }
     }
 

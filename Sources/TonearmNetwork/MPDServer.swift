@@ -75,9 +75,12 @@ public struct MPDServerOptions: Sendable {
     /// `MPDServer.openCommands` until it sends `password` (alone, not in a command list); a
     /// client that has not, when the server or its address is full, makes room for the next.
     public var password: String?
-    /// A wrong password is answered after this, twice as long at each further one…
+    /// A wrong password is answered after this, twice as long at each further one from the
+    /// same address (up to `maxPasswordDelay`; forgotten 10 minutes after the last, or once the
+    /// right one is given), and a right one after a wrong one waits as long…
     public var passwordDelay: TimeAmount = .milliseconds(500)
-    /// …and the connection is closed at this many.
+    public var maxPasswordDelay: TimeAmount = .seconds(30)
+    /// …and a connection is closed at its this many wrong.
     public var maxPasswordFailures = 3
     /// A longer request line gets an error and closes the connection (as MPD does).
     public var maxLineBytes = 4096
@@ -230,6 +233,7 @@ final class MPDService {
     let handler: @Sendable (MPDRequest, MPDReply) -> Void
     let status: ServerStatus
     let roster: ClientRoster<MPDConnection>
+    var passwordFailures = PasswordFailures()
     var stopping = false
 
     init(options: MPDServerOptions, status: ServerStatus, handler: @escaping @Sendable (MPDRequest, MPDReply) -> Void) {
@@ -245,7 +249,7 @@ final class MPDService {
     func admit(_ channel: any Channel) throws {
         if stopping { throw ChannelError.ioOnClosedChannel }
         let address = channel.remoteAddress?.rosterAddress
-        let make = { MPDConnection(clientID: $0, service: self) }
+        let make = { MPDConnection(clientID: $0, address: address, service: self) }
         var admission = roster.admit(from: address, make)
         if let stranger = oldestStranger(making: admission) {
             stranger.makeRoom()
@@ -295,6 +299,46 @@ final class MPDService {
     func changed(_ subsystems: Set<String>) {
         for connection in roster.clients.values { connection.changed(subsystems) }
     }
+}
+
+/// Wrong passwords lately, per peer address: a guesser's new connections, or answers it gave up
+/// waiting for, do not start the slow-down over. What it holds is bounded: at most `capacity`
+/// addresses, each forgotten `memory` after its last wrong password.
+struct PasswordFailures {
+    let memory: TimeAmount
+    let capacity: Int
+    private var byAddress: [String: (count: Int, last: NIODeadline)] = [:]
+
+    init(memory: TimeAmount = .minutes(10), capacity: Int = 4096) {
+        self.memory = memory
+        self.capacity = capacity
+    }
+
+    /// How many were wrong from `address` lately.
+    mutating func recent(from address: String, now: NIODeadline) -> Int {
+        guard let entry = byAddress[address] else { return 0 }
+        guard now - entry.last < memory else {
+            byAddress[address] = nil
+            return 0
+        }
+        return entry.count
+    }
+
+    /// One more wrong from `address`; how many now.
+    mutating func failed(from address: String, now: NIODeadline) -> Int {
+        let count = recent(from: address, now: now) + 1
+        if byAddress[address] == nil, byAddress.count >= capacity {
+            byAddress = byAddress.filter { now - $0.value.last < memory }
+            if byAddress.count >= capacity, let oldest = byAddress.min(by: { $0.value.last < $1.value.last }) {
+                byAddress[oldest.key] = nil
+            }
+        }
+        byAddress[address] = (count, now)
+        return count
+    }
+
+    /// The right one was given from `address`.
+    mutating func forget(_ address: String) { byAddress[address] = nil }
 }
 
 /// MPD's error numbers (its `ack.h`).

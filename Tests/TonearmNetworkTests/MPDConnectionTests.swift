@@ -24,9 +24,10 @@ final class MPDConnectionTests: XCTestCase {
         }
     }
 
-    /// A client of the Unix socket, or of TCP from `address`.
-    private func connect(_ service: MPDService, from address: String? = nil) throws -> EmbeddedChannel {
-        let channel = EmbeddedChannel()
+    /// A client of the Unix socket, or of TCP from `address`; on `loop`, which other clients
+    /// may share, or a loop of its own.
+    private func connect(_ service: MPDService, from address: String? = nil, on loop: EmbeddedEventLoop = EmbeddedEventLoop()) throws -> EmbeddedChannel {
+        let channel = EmbeddedChannel(loop: loop)
         // Connected first, as an accepted socket is: the server sees its peer's address.
         let peer = try address.map { try SocketAddress(ipAddress: $0, port: 40000) } ?? SocketAddress(unixDomainSocketPath: "/mpd.sock")
         try channel.connect(to: peer).wait()
@@ -245,6 +246,69 @@ final class MPDConnectionTests: XCTestCase {
         XCTAssertEqual(try channel.sentLines(), ["ACK [3@0] {password} incorrect password (3 wrong, closing the connection)"])
         XCTAssertFalse(channel.isActive)
         XCTAssertEqual(taken().count, 0)
+    }
+
+    func testGuessesFromOneAddressSlowDownWhateverTheConnectionAndARightOneWaitsAsLong() throws {
+        let service = makeService {
+            $0.password = "secret"
+            $0.passwordDelay = .milliseconds(500)
+            $0.maxPasswordDelay = .milliseconds(1500)
+        }
+        // One loop for every client, as the server's.
+        let loop = EmbeddedEventLoop()
+        let first = try connect(service, from: "192.0.2.1", on: loop)
+        try first.send("password a\n")
+        loop.advanceTime(by: .milliseconds(500))
+        XCTAssertEqual(try first.sentLines(), ["OK MPD 0.23.5", "ACK [3@0] {password} incorrect password"])
+        // A new connection from there does not start over.
+        let second = try connect(service, from: "192.0.2.1", on: loop)
+        _ = try second.sentLines()
+        try second.send("password b\n")
+        loop.advanceTime(by: .milliseconds(999))
+        XCTAssertEqual(try second.sentLines(), [])
+        loop.advanceTime(by: .milliseconds(1))
+        XCTAssertEqual(try second.sentLines(), ["ACK [3@0] {password} incorrect password"])
+        // Nor does giving up on an answer: the guess counted when it came.
+        let third = try connect(service, from: "192.0.2.1", on: loop)
+        try third.send("password c\n")
+        try third.close().wait()
+        // Another address is not slowed down.
+        let other = try connect(service, from: "192.0.2.2", on: loop)
+        _ = try other.sentLines()
+        try other.send("password secret\n")
+        XCTAssertEqual(try other.sentLines(), ["OK"])
+        // The right one from there waits as long as a wrong one would (three wrong: 2 s, at most 1.5 s)…
+        let owner = try connect(service, from: "192.0.2.1", on: loop)
+        _ = try owner.sentLines()
+        try owner.send("password secret\nstatus\n")
+        loop.advanceTime(by: .milliseconds(1499))
+        XCTAssertEqual(try owner.sentLines(), [])
+        XCTAssertEqual(taken().count, 0)
+        loop.advanceTime(by: .milliseconds(1))
+        XCTAssertEqual(try owner.sentLines(), ["OK"])
+        XCTAssertEqual(taken().map(\.0.authorized), [true])
+        // …and then the address's slate is clean.
+        let later = try connect(service, from: "192.0.2.1", on: loop)
+        _ = try later.sentLines()
+        try later.send("password secret\n")
+        XCTAssertEqual(try later.sentLines(), ["OK"])
+    }
+
+    func testWrongPasswordsAreForgottenAfterAWhileAndTheirAddressesBounded() {
+        var failures = PasswordFailures(memory: .seconds(600), capacity: 2)
+        let start = NIODeadline.uptimeNanoseconds(1_000_000_000)
+        XCTAssertEqual(failures.failed(from: "a", now: start), 1)
+        XCTAssertEqual(failures.failed(from: "a", now: start + .seconds(10)), 2)
+        XCTAssertEqual(failures.recent(from: "a", now: start + .seconds(609)), 2)
+        XCTAssertEqual(failures.recent(from: "a", now: start + .seconds(610)), 0, "forgotten 10 minutes after the last")
+        XCTAssertEqual(failures.failed(from: "a", now: start + .seconds(700)), 1)
+        XCTAssertEqual(failures.failed(from: "b", now: start + .seconds(701)), 1)
+        // Full: the address wrong longest ago makes room.
+        XCTAssertEqual(failures.failed(from: "c", now: start + .seconds(702)), 1)
+        XCTAssertEqual(failures.recent(from: "a", now: start + .seconds(703)), 0)
+        XCTAssertEqual(failures.recent(from: "b", now: start + .seconds(703)), 1)
+        failures.forget("b")
+        XCTAssertEqual(failures.recent(from: "b", now: start + .seconds(703)), 0)
     }
 
     func testAPasswordInACommandListIsRefusedAndNothingInTheListRuns() throws {
