@@ -28,7 +28,8 @@ public enum PlugInRegistry {
         }
         let web = settings.profile.web
         if web.isEnabled {
-            plugIns.append(WebPlugIn(bind: web.bind, port: web.port, token: web.token, maxClients: web.maxClients, group: group))
+            plugIns.append(WebPlugIn(bind: web.bind, port: web.port, token: web.token, allowedHosts: web.allowedHosts,
+                                       maxClients: web.maxClients, group: group))
         }
         plugIns += try BoardSetup.plugIns(for: settings.profile)
         return plugIns

@@ -14,11 +14,14 @@ public struct HTTPRequest: Sendable {
     public var clientID: Int
     public var head: HTTPRequestHead
     public var body: [UInt8]
+    /// The peer's IP address ("192.168.1.20", "fd00::7"); nil when it has none (a test's channel).
+    public var peerAddress: String?
 
-    public init(clientID: Int, head: HTTPRequestHead, body: [UInt8] = []) {
+    public init(clientID: Int, head: HTTPRequestHead, body: [UInt8] = [], peerAddress: String? = nil) {
         self.clientID = clientID
         self.head = head
         self.body = body
+        self.peerAddress = peerAddress
     }
 
     /// The target's path, as sent (not decoded): routes match it exactly.
@@ -110,9 +113,10 @@ public struct HTTPServerOptions: Sendable {
     public var maxPendingOutputBytes = 1 << 20
     /// The one path a WebSocket opens on.
     public var webSocketPath = "/ws"
-    /// Whether a WebSocket may open for this request (its `Origin`). Refused, the request goes
-    /// to the handler like any other, to be answered with why.
-    public var acceptsWebSocket: @Sendable (HTTPRequestHead) -> Bool = { _ in true }
+    /// Whether a WebSocket may open for this request (its `Host`, `Origin`, credentials), asked
+    /// off the event loop; the upgrade waits for the answer. Refused, the request goes to the
+    /// handler like any other, to be answered with why.
+    public var acceptsWebSocket: @Sendable (HTTPRequest) async -> Bool = { _ in true }
     /// Told what the server cannot tell a client. From any thread.
     public var log: (@Sendable (String) -> Void)? = nil
     /// Told, on the event loop, that a WebSocket opened; send it what it needs to start.
@@ -251,8 +255,15 @@ package final class HTTPService {
         let upgrader = NIOWebSocketServerUpgrader(
             maxFrameSize: 4096,
             shouldUpgrade: { channel, head in
-                let fits = head.uri == path || head.uri.hasPrefix(path + "?")
-                return channel.eventLoop.makeSucceededFuture(fits && accepts(head) ? HTTPHeaders() : nil)
+                guard head.uri == path || head.uri.hasPrefix(path + "?") else { return channel.eventLoop.makeSucceededFuture(nil) }
+                let loop = channel.eventLoop
+                let promise = loop.makePromise(of: HTTPHeaders?.self)
+                let request = HTTPRequest(clientID: id, head: head, peerAddress: channel.remoteAddress?.ipAddress)
+                Task {
+                    let accepted = await accepts(request)
+                    loop.execute { promise.succeed(accepted ? HTTPHeaders() : nil) }
+                }
+                return promise.futureResult
             },
             upgradePipelineHandler: { [service = NIOLoopBound(self, eventLoop: channel.eventLoop)] channel, _ in
                 channel.eventLoop.makeCompletedFuture {
@@ -274,6 +285,10 @@ package final class HTTPService {
         )
         try sync.addHandler(collector)
     }
+
+    /// Connections open now, WebSockets included.
+    package var connectionCount: Int { roster.clients.count }
+    package var webSocketCount: Int { webSockets.count }
 
     private func opened(_ id: Int, _ channel: any Channel) {
         webSockets[id] = channel
@@ -378,6 +393,11 @@ final class HTTPRequestCollector: ChannelInboundHandler, RemovableChannelHandler
     private var head: HTTPRequestHead?
     private var body: [UInt8] = []
     private var refused = false
+    /// A request handed to the handler and not answered yet.
+    private var answering = false
+    /// The client half-closed: nothing more can come, so the connection closes once the
+    /// request in flight, if any, is answered (a closed socket must not hold a slot).
+    private var inputClosed = false
 
     init(clientID: Int, service: HTTPService, deadline: RequestDeadline) {
         self.clientID = clientID
@@ -405,7 +425,8 @@ final class HTTPRequestCollector: ChannelInboundHandler, RemovableChannelHandler
             guard !refused, let head else { return }
             self.head = nil
             deadline.requestReceived()
-            let request = HTTPRequest(clientID: clientID, head: head, body: body)
+            answering = true
+            let request = HTTPRequest(clientID: clientID, head: head, body: body, peerAddress: context.channel.remoteAddress?.ipAddress)
             body = []
             let bound = NIOLoopBound((self, context), eventLoop: context.eventLoop)
             let loop = context.eventLoop
@@ -419,8 +440,17 @@ final class HTTPRequestCollector: ChannelInboundHandler, RemovableChannelHandler
         }
     }
 
+    /// HTTP's pipelining handler passes this on only after every request that came before it.
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if event as? ChannelEvent == .inputClosed {
+            inputClosed = true
+            if !answering { context.close(promise: nil) }
+        }
+        context.fireUserInboundEventTriggered(event)
+    }
+
     /// A WebSocket upgrade that was refused (another site's page) goes on as a plain request,
-    /// answered with why; anything else ends the connection.
+    /// answered with why; anything else (a reset connection too) ends the connection.
     func errorCaught(context: ChannelHandlerContext, error: any Error) {
         if error is NIOWebSocketUpgradeError { return }
         context.close(promise: nil)
@@ -439,7 +469,9 @@ final class HTTPRequestCollector: ChannelInboundHandler, RemovableChannelHandler
         guard context.channel.isActive else { return }
         var headers = response.headers
         headers.replaceOrAdd(name: "Content-Length", value: String(response.body.count))
-        let close = !request.isKeepAlive || headers.first(name: "Connection")?.lowercased() == "close"
+        // A refused upgrade ends the connection: its client wanted something else than HTTP on
+        // it (and NIO's pipeline would not read another request after it).
+        let close = !request.isKeepAlive || headers.first(name: "Connection")?.lowercased() == "close" || request.headers.contains(name: "Upgrade")
         if close { headers.replaceOrAdd(name: "Connection", value: "close") }
         let head = HTTPResponseHead(version: request.version, status: response.status, headers: headers)
         context.write(wrapOutboundOut(.head(head)), promise: nil)
@@ -449,13 +481,15 @@ final class HTTPRequestCollector: ChannelInboundHandler, RemovableChannelHandler
         let channel = context.channel
         let deadline = deadline
         context.writeAndFlush(wrapOutboundOut(.end(nil))).assumeIsolated().whenComplete { _ in
-            if close { channel.close(promise: nil) } else { deadline.answered() }
+            self.answering = false
+            if close || self.inputClosed { channel.close(promise: nil) } else { deadline.answered() }
         }
     }
 }
 
 /// A page's WebSocket: pings answered, a close answered and done, anything else it sends
-/// dropped (the page learns everything from what the server pushes).
+/// dropped (the page learns everything from what the server pushes). A peer that goes away
+/// without a close frame (FIN or RST) is let go at once, not at the next push.
 final class WebSocketPeer: ChannelInboundHandler {
     typealias InboundIn = WebSocketFrame
     typealias OutboundOut = WebSocketFrame
@@ -480,6 +514,11 @@ final class WebSocketPeer: ChannelInboundHandler {
         default:
             break
         }
+    }
+
+    func userInboundEventTriggered(context: ChannelHandlerContext, event: Any) {
+        if event as? ChannelEvent == .inputClosed { context.close(promise: nil) }
+        context.fireUserInboundEventTriggered(event)
     }
 
     func errorCaught(context: ChannelHandlerContext, error: any Error) {

@@ -28,7 +28,7 @@ enum PageFiles {
   <label for="token">This remote needs the daemon's token (<code>[web] token</code>).</label>
   <div class="token-row">
     <input id="token" type="password" autocomplete="current-password" placeholder="Token" required>
-    <button type="submit" class="text-button primary">Save</button>
+    <button type="submit" id="token-submit" class="text-button primary">Log in</button>
     <button type="button" id="token-cancel" class="text-button">Cancel</button>
   </div>
   <p id="token-wrong" class="token-wrong" hidden>That token was refused.</p>
@@ -213,34 +213,53 @@ enum PageFiles {
 
   // ---------------------------------------------------------------- the API
 
-  const TOKEN_KEY = 'tonearm.token';
-  let token = '';
-  try { token = localStorage.getItem(TOKEN_KEY) || ''; } catch (e) { /* storage may be off */ }
+  // With [web] token set, the page logs in once (POST /login): the daemon answers with a
+  // session cookie the browser keeps to itself and sends with every request, the WebSocket's
+  // and the covers' too. The token is kept nowhere in the page.
   let tokenWaiters = null;
 
-  // Resolves with true once a token is entered, false when the form is dismissed. One form
-  // for however many requests were refused meanwhile.
-  function waitForToken(refused) {
-    ui.tokenWrong.hidden = !refused;
+  // Resolves with true once the daemon took a token, false when the form is dismissed. One
+  // form for however many requests were refused meanwhile.
+  function logIn() {
+    ui.tokenWrong.hidden = true;
     ui.tokenForm.hidden = false;
     ui.token.focus();
     if (!tokenWaiters) tokenWaiters = [];
     return new Promise((resolve) => tokenWaiters.push(resolve));
   }
 
-  function settleToken(entered) {
+  function settleToken(loggedIn) {
     ui.tokenForm.hidden = true;
     const waiters = tokenWaiters || [];
     tokenWaiters = null;
-    waiters.forEach((resolve) => resolve(entered));
+    waiters.forEach((resolve) => resolve(loggedIn));
+    if (loggedIn) reconnectNow();
   }
 
-  ui.tokenForm.addEventListener('submit', (event) => {
+  ui.tokenForm.addEventListener('submit', async (event) => {
     event.preventDefault();
-    token = ui.token.value.trim();
+    const token = ui.token.value.trim();
     ui.token.value = '';
-    try { localStorage.setItem(TOKEN_KEY, token); } catch (e) { /* kept for this page only */ }
-    settleToken(true);
+    let response;
+    try {
+      response = await fetch('/login', {
+        method: 'POST', headers: { 'Content-Type': 'application/json' }, body: JSON.stringify({ token }), cache: 'no-store',
+      });
+    } catch (error) {
+      setText(ui.tokenWrong, 'The daemon cannot be reached.');
+      ui.tokenWrong.hidden = false;
+      return;
+    }
+    if (response.ok) {
+      settleToken(true);
+      return;
+    }
+    let reply = null;
+    try { reply = await response.json(); } catch (error) { /* say the status */ }
+    setText(ui.tokenWrong, response.status === 401 ? 'That token was refused.'
+      : (reply && reply.error && reply.error.message) || `The daemon answered HTTP ${response.status}`);
+    ui.tokenWrong.hidden = false;
+    ui.token.focus();
   });
   ui.tokenCancel.addEventListener('click', () => settleToken(false));
 
@@ -253,9 +272,8 @@ enum PageFiles {
 
   // One request of the control protocol. Answers { ok, result } or { ok: false, message };
   // never throws.
-  async function api(request, refusedBefore) {
+  async function api(request) {
     const headers = { 'Content-Type': 'application/json' };
-    if (token) headers.Authorization = `Bearer ${token}`;
     let response;
     try {
       response = await fetch('/api', { method: 'POST', headers, body: JSON.stringify(request), cache: 'no-store' });
@@ -263,9 +281,8 @@ enum PageFiles {
       return { ok: false, message: 'The daemon cannot be reached' };
     }
     if (response.status === 401) {
-      const entered = await waitForToken(Boolean(refusedBefore || token));
-      if (!entered) return { ok: false, message: 'No token given', quiet: true };
-      return api(request, true);
+      if (!await logIn()) return { ok: false, message: 'No token given', quiet: true };
+      return api(request);
     }
     let reply = null;
     try { reply = await response.json(); } catch (error) { /* not JSON: say the status */ }
@@ -313,8 +330,10 @@ enum PageFiles {
     retryTimer = 0;
     const url = `${location.protocol === 'https:' ? 'wss:' : 'ws:'}//${location.host}/ws`;
     const ws = new WebSocket(url);
+    let opened = false;
     socket = ws;
     ws.onopen = () => {
+      opened = true;
       retryDelay = 500;
       setConnection(true);
     };
@@ -324,13 +343,21 @@ enum PageFiles {
       const handler = HANDLERS[event.event];
       if (handler && event.data) handler(event.data);
     };
-    ws.onclose = () => {
+    ws.onclose = async () => {
       if (socket !== ws) return;
       socket = null;
       setConnection(false);
       // Back off while the daemon is away: 0.5 s, 1 s, 2 s, 4 s, then every 5 s.
       retryTimer = setTimeout(connect, retryDelay);
       retryDelay = Math.min(retryDelay * 2, 5000);
+      // A refused upgrade looks like any failure to a page: ask whether it was the token
+      // (once logged in, settleToken connects again at once).
+      if (!opened && !tokenWaiters) {
+        try {
+          const probe = await fetch('/api/status', { cache: 'no-store' });
+          if (probe.status === 401) logIn();
+        } catch (error) { /* the daemon is away: the retry above */ }
+      }
     };
   }
 

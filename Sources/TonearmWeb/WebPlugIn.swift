@@ -12,7 +12,8 @@ import TonearmSystem
 public final class WebPlugIn: PlugIn {
     public let name: String
     private let options: HTTPServerOptions
-    private let token: String?
+    private let hosts: HostCheck
+    private let access: WebAccess
     private let group: any EventLoopGroup
 
     private enum Input {
@@ -22,27 +23,30 @@ public final class WebPlugIn: PlugIn {
 
     /// The server is bound when the plug-in runs: a port in use is logged and tried again with
     /// back-off while the rest of the daemon goes on.
-    public init(bind: String, port: Int, token: String?, maxClients: Int, group: any EventLoopGroup) {
+    /// `allowedHosts`: names or addresses a request's `Host` may give besides the box's own
+    /// (`[web] allowed_hosts`).
+    public init(bind: String, port: Int, token: String?, allowedHosts: [String], maxClients: Int, group: any EventLoopGroup) {
         var options = HTTPServerOptions(host: bind, port: port)
         options.maxClients = maxClients
-        options.acceptsWebSocket = WebRoutes.originAllowed
         self.options = options
-        self.token = token
+        hosts = HostCheck(port: port, allowedHosts: allowedHosts)
+        access = WebAccess(token: token)
         self.group = group
         name = "web remote http://\(bind.contains(":") ? "[\(bind)]" : bind):\(port)/"
     }
 
     public func run(_ plane: any ControlPlane, log: PlugInLog) async throws {
         let (inputs, continuation) = AsyncStream<Input>.makeStream()
+        let client = plane.newClient()
+        let routes = WebRoutes(plane: plane, hosts: hosts, access: access, source: CommandSource("web", client: client))
         var options = options
         options.log = { log.warning($0) }
         options.webSocketOpened = { continuation.yield(.opened($0)) }
+        options.acceptsWebSocket = { routes.acceptsWebSocket($0) }
         let server = try HTTPServer(options: options, group: group) { request, reply in continuation.yield(.request(request, reply)) }
         let changes = plane.subscribe(Set(Subsystem.allCases))
         server.start()
         defer { server.stop() }
-        let client = plane.newClient()
-        let routes = WebRoutes(plane: plane, token: token, source: CommandSource("web", client: client))
         // Discarding: a request's task is gone once it answered (a plain group would keep every
         // finished one until the plug-in stops).
         await withDiscardingTaskGroup { group in

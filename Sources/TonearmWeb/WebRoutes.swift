@@ -9,17 +9,24 @@ import TonearmNetwork
 /// read from disk by its path, so there is nothing to traverse.
 struct WebRoutes: Sendable {
     let plane: any ControlPlane
-    /// Required for `/api` when set.
-    let token: String?
+    /// Which `Host`s are this box's: every request is checked first.
+    let hosts: HostCheck
+    /// `[web] token`, for every route but the page's own files.
+    let access: WebAccess
     /// Who commands come from: the web remote is one client of the control plane.
     let source: CommandSource
 
     func respond(_ request: HTTPRequest) async -> HTTPResponse {
+        if let refusal = hosts.refusal(request.head) { return refusal }
         let path = request.path
         let method = request.head.method
         if path == "/api" {
             guard method == .POST else { return Self.notAllowed("POST") }
             return await api(request)
+        }
+        if path == "/login" {
+            guard method == .POST else { return Self.notAllowed("POST") }
+            return login(request)
         }
         guard method == .GET || method == .HEAD else { return Self.notAllowed("GET, HEAD") }
         if let file = StaticPage.file(path) { return StaticPage.response(file, request.head.headers) }
@@ -28,12 +35,66 @@ struct WebRoutes: Sendable {
             guard WebAPI.getReports.contains(report) else { return .text(.notFound, "no report '\(report)'; POST commands to /api") }
             return await api(request, command: .object([("command", .string(report))]))
         }
-        if path.hasPrefix("/art/") { return await art(String(path.dropFirst("/art/".count)), request) }
+        if path.hasPrefix("/art/") {
+            if let refusal = unauthorized(request) { return refusal }
+            return await art(String(path.dropFirst("/art/".count)), request)
+        }
         if path == "/ws" {
-            return Self.originAllowed(request.head) ? .text(.badRequest, "/ws is a WebSocket: open it with an Upgrade request")
-                : .text(.forbidden, "a WebSocket from another site's page is refused")
+            guard Self.originAllowed(request.head) else { return .text(.forbidden, "a WebSocket from another site's page is refused") }
+            if let refusal = unauthorized(request) { return refusal }
+            return .text(.badRequest, "/ws is a WebSocket: open it with an Upgrade request")
         }
         return .text(.notFound, "nothing at \(path)")
+    }
+
+    /// Whether a WebSocket may open: this box's `Host`, its own page's `Origin`, and the session
+    /// cookie when there is a token. Refused, the upgrade is answered by `respond` with why.
+    func acceptsWebSocket(_ request: HTTPRequest) -> Bool {
+        hosts.refusal(request.head) == nil && Self.originAllowed(request.head) && access.admitsWebSocket(request)
+    }
+
+    // MARK: the token
+
+    /// The answer for a request without the token's permission; nil when it has it.
+    private func unauthorized(_ request: HTTPRequest) -> HTTPResponse? {
+        switch access.verdict(request) {
+        case .allowed: return nil
+        case .missing: return Self.refusal(.unauthorized, "this box asks for its token: log in (POST /login) or send Authorization: Bearer TOKEN")
+        case .wrong: return Self.refusal(.unauthorized, "that token is wrong")
+        case .slowedDown(let seconds): return Self.slowedDown(seconds)
+        }
+    }
+
+    /// `POST /login` with `{"token":"…"}`: the session cookie for the right token.
+    private func login(_ request: HTTPRequest) -> HTTPResponse {
+        guard Self.originAllowed(request.head) else { return .text(.forbidden, "a request from another site's page is refused") }
+        guard Self.isJSON(request.head) else { return .text(.unsupportedMediaType, "send the request as Content-Type: application/json") }
+        guard let object = try? JSONValue.parse(request.body), let offered = object["token"]?.stringValue else {
+            return Self.refusal(.badRequest, "log in with a JSON object {\"token\":\"…\"}", code: ControlErrorCode.badRequest)
+        }
+        switch access.login(offered, from: request.peerAddress) {
+        case .allowed:
+            var response = HTTPResponse(.noContent, headers: ["Cache-Control": "no-store"])
+            if access.token != nil { response.headers.add(name: "Set-Cookie", value: access.sessionCookie) }
+            return response
+        case .missing, .wrong: return Self.refusal(.unauthorized, "that token is wrong")
+        case .slowedDown(let seconds): return Self.slowedDown(seconds)
+        }
+    }
+
+    private static func refusal(_ status: HTTPResponseStatus, _ message: String, code: String = "unauthorized") -> HTTPResponse {
+        json(status, Reply.failure(id: nil, code: code, message: message))
+    }
+
+    private static func slowedDown(_ seconds: Int) -> HTTPResponse {
+        var response = refusal(.tooManyRequests, "too many wrong tokens from this address: try again in \(seconds) s", code: "busy")
+        response.headers.add(name: "Retry-After", value: String(seconds))
+        return response
+    }
+
+    private static func isJSON(_ head: HTTPRequestHead) -> Bool {
+        let type = head.headers.first(name: "Content-Type")?.lowercased() ?? ""
+        return type == "application/json" || type.hasPrefix("application/json;")
     }
 
     static func notAllowed(_ allowed: String) -> HTTPResponse {
@@ -46,16 +107,12 @@ struct WebRoutes: Sendable {
 
     private func api(_ request: HTTPRequest, command: JSONValue? = nil) async -> HTTPResponse {
         guard Self.originAllowed(request.head) else { return .text(.forbidden, "a request from another site's page is refused") }
-        if let token, request.head.headers.first(name: "Authorization") != "Bearer " + token {
-            return Self.json(.unauthorized, Reply.failure(id: nil, code: "unauthorized",
-                                                         message: "this box asks for its token: Authorization: Bearer TOKEN"))
-        }
+        if let refusal = unauthorized(request) { return refusal }
         let object: JSONValue
         if let command {
             object = command
         } else {
-            let type = request.head.headers.first(name: "Content-Type")?.lowercased() ?? ""
-            guard type == "application/json" || type.hasPrefix("application/json;") else {
+            guard Self.isJSON(request.head) else {
                 return .text(.unsupportedMediaType, "send the request as Content-Type: application/json")
             }
             do throws(JSONParseError) {

@@ -168,6 +168,23 @@ final class DaemonConfigTests: XCTestCase {
         }
     }
 
+    func testTheWebRemotesAllowedHosts() throws {
+        XCTAssertEqual(DaemonConfig().web.allowedHosts, [])
+        let config = parse(#"""
+            [web]
+            allowed_hosts = ["music.home.arpa", "Tonearm.example.", "192.168.1.20", "[fd00::20]"]
+            """#)
+        XCTAssertEqual(config.web.allowedHosts, ["music.home.arpa", "Tonearm.example.", "192.168.1.20", "[fd00::20]"])
+        for host in ["http://music.home.arpa", "music.home.arpa:8080", "music/x", "*.example", "", "a..b", "[fd00::20", "fd00::20", "box name"] {
+            let error = refusal("[web]\nallowed_hosts = [\"\(host)\"]")
+            XCTAssertEqual(error?.description,
+                           "web.allowed_hosts has '\(host)', which is not a host name or address (such as \"music.home.arpa\", "
+                           + "\"192.168.1.20\" or \"[fd00::20]\"; no scheme, port or path) (line 2)", host)
+        }
+        assertRefused("[web]\nallowed_hosts = \"music.home.arpa\"", .wrongType,
+                      "web.allowed_hosts must be an array, each element a string (line 2)")
+    }
+
     func testReplayGainInThePlayerSection() throws {
         XCTAssertEqual(DaemonConfig().player.replayGainSettings, ReplayGainSettings(), "off by default: bit-perfect")
         let config = parse("""

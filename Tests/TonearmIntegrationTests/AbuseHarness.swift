@@ -73,7 +73,8 @@ extension DaemonBench {
     /// and at least `statusAnswers` `status` requests were answered meanwhile on the control
     /// socket; then checks what the daemon went through. Fails (naming `attack`) when a status
     /// took over 2 s or their median over 50 ms, an underrun happened, the peak RSS grew by more
-    /// than 10 MB, or the descriptors and memory did not come back within 10 s of the end.
+    /// than 10 MB, the descriptors and memory did not come back within 10 s of the end, or the
+    /// saved state is no longer readable.
     @discardableResult
     func withstands(_ attack: String, rounds: Int = 1, statusAnswers: Int = 5, file: StaticString = #filePath, line: UInt = #line,
                     _ round: @escaping @Sendable () throws -> Void) throws -> AttackReport {
@@ -81,6 +82,7 @@ extension DaemonBench {
         let footprint = ProcessFootprint(pid: pid)
         let underrunsBefore = try status(file: file, line: line).object("device")?.int("underruns") ?? 0
         let (rssStart, fdsStart) = (footprint.residentKB, footprint.descriptors)
+        let savedBefore = daemon.savedState() != nil
 
         let shared = AttackProgress()
         let attacker = Thread {
@@ -148,6 +150,7 @@ extension DaemonBench {
         if rssPeak > rssStart + 10 * 1024 { fail("RSS grew by \((rssPeak - rssStart) / 1024) MB") }
         if rssEnd > rssStart + 10 * 1024 { fail("RSS stayed \((rssEnd - rssStart) / 1024) MB above the start") }
         if fdsEnd > fdsStart { fail("\(fdsEnd - fdsStart) descriptors were not given back") }
+        if savedBefore && daemon.savedState() == nil { fail("the saved state is gone or unreadable") }
         let after = try status(file: file, line: line)
         let underruns = (after.object("device")?.int("underruns") ?? 0) - underrunsBefore
         if underruns != 0 { fail("\(underruns) underruns during the attack") }

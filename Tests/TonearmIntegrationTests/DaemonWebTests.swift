@@ -3,8 +3,9 @@ import TestSupport
 import XCTest
 
 /// The web remote in a real browser: headless Chromium, driven by Selenium
-/// (`Tests/Web/page_test.py`), against the daemon playing on the paced device. The page's
-/// screenshots are saved for the README.
+/// (`Tests/Web/page_test.py`), against the daemon playing on the paced device, with a
+/// `[web] token` the page asks for and logs in with first. The page's screenshots are saved
+/// for the README.
 final class DaemonWebTests: XCTestCase {
     func testThePageInHeadlessChromium() throws {
         try requirePacedDevice()
@@ -25,7 +26,10 @@ final class DaemonWebTests: XCTestCase {
         let port = try freeTCPPort()
         world.daemon.environment["XDG_RUNTIME_DIR"] = world.path("run")
         try FileManager.default.createDirectory(atPath: world.path("run"), withIntermediateDirectories: true)
-        world.daemon.arguments = ["--music-dir", music, "--web-port", String(port)]
+        let token = "page-test-token"
+        let profile = world.path("web.toml")
+        try "[web]\ntoken = \"\(token)\"\n".write(toFile: profile, atomically: true, encoding: .utf8)
+        world.daemon.arguments = ["--music-dir", music, "--web-port", String(port), "--config", profile]
         try world.daemon.start()
         XCTAssertEqual(try world.daemon.cli(["update"], timeout: 60).status, 0)
         XCTAssertEqual(try world.daemon.cli(["add", tracks[0], tracks[1]]).status, 0)
@@ -35,7 +39,7 @@ final class DaemonWebTests: XCTestCase {
         try FileManager.default.createDirectory(atPath: screenshots, withIntermediateDirectories: true)
         let script = packageRoot() + "/Tests/Web/page_test.py"
         let result = try runProcess(python, [script, "--url", "http://127.0.0.1:\(port)", "--tonearm", try tonearmBinary(),
-                                             "--socket", world.daemon.socketPath, "--screenshots", screenshots],
+                                             "--socket", world.daemon.socketPath, "--screenshots", screenshots, "--token", token],
                                     environment: world.bench.alsa.environment, timeout: 240)
         print(result.stdout)
         XCTAssertEqual(result.status, 0, "\(result.stdout)\n\(result.stderr)\n\(daemonReport(world.daemon))")

@@ -15,17 +15,26 @@ final class EmbeddedWeb {
     let channel = EmbeddedChannel()
     private var pending: [UInt8] = []
 
-    init(plane: TestControlPlane = TestControlPlane(), token: String? = nil, configure: (inout HTTPServerOptions) -> Void = { _ in }) throws {
+    let access: WebAccess
+
+    /// The box is called `box` (and answers on port 8080, `HTTPServerOptions`' default); its
+    /// client comes from `peer`.
+    init(plane: TestControlPlane = TestControlPlane(), token: String? = nil, allowedHosts: [String] = [],
+         access: WebAccess? = nil, peer: String = "127.0.0.1", configure: (inout HTTPServerOptions) -> Void = { _ in }) throws {
         self.plane = plane
         var options = HTTPServerOptions()
-        options.acceptsWebSocket = WebRoutes.originAllowed
         configure(&options)
-        let routes = WebRoutes(plane: plane, token: token, source: CommandSource("web", client: plane.newClient()))
+        let access = access ?? WebAccess(token: token)
+        self.access = access
+        let hosts = HostCheck(port: options.port, allowedHosts: allowedHosts,
+                              box: BoxIdentity(read: { [.name("box"), .address([192, 168, 1, 20])] }))
+        let routes = WebRoutes(plane: plane, hosts: hosts, access: access, source: CommandSource("web", client: plane.newClient()))
+        options.acceptsWebSocket = { routes.acceptsWebSocket($0) }
         service = HTTPService(options: options) { request, reply in
             Task { reply.send(await routes.respond(request)) }
         }
         try service.admit(channel)
-        try channel.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 1)).wait()
+        try channel.connect(to: SocketAddress(ipAddress: peer, port: 1)).wait()
     }
 
     deinit { _ = try? channel.finish() }
@@ -75,8 +84,8 @@ final class EmbeddedWeb {
         return response
     }
 
-    func get(_ path: String, headers: String = "") async throws -> Response {
-        try await request("GET \(path) HTTP/1.1\r\nHost: box:8080\r\n\(headers)\r\n")
+    func get(_ path: String, host: String = "box:8080", headers: String = "") async throws -> Response {
+        try await request("GET \(path) HTTP/1.1\r\nHost: \(host)\r\n\(headers)\r\n")
     }
 
     func post(_ body: String, type: String = "application/json", headers: String = "") async throws -> Response {

@@ -107,23 +107,6 @@ final class WebServerTests: XCTestCase {
         XCTAssertEqual(web.plane.commands.count, 1)
     }
 
-    func testATokenGuardsTheAPIOnly() async throws {
-        let web = try EmbeddedWeb(token: "s3cret-token")
-        let none = try await web.post(#"{"command":"pause"}"#)
-        XCTAssertEqual(none.status, 401)
-        XCTAssertTrue(none.text.contains(#""code":"unauthorized""#), none.text)
-        let wrong = try await web.post(#"{"command":"pause"}"#, headers: "Authorization: Bearer s3cret-tokeN\r\n")
-        XCTAssertEqual(wrong.status, 401)
-        let report = try await web.get("/api/status")
-        XCTAssertEqual(report.status, 401)
-        XCTAssertTrue(web.plane.commands.isEmpty)
-        let right = try await web.post(#"{"command":"pause"}"#, headers: "Authorization: Bearer s3cret-token\r\n")
-        XCTAssertEqual(right.status, 200)
-        XCTAssertEqual(web.plane.commands.count, 1)
-        let page = try await web.get("/")
-        XCTAssertEqual(page.status, 200, "the page itself needs no token: it asks for it")
-    }
-
     func testABodyOverTheLimitIsRefusedAndTheConnectionClosed() async throws {
         let web = try EmbeddedWeb { $0.maxBodyBytes = 100 }
         let body = #"{"command":"add","paths":[""# + String(repeating: "x", count: 200) + #""]}"#
@@ -169,7 +152,7 @@ final class WebServerTests: XCTestCase {
 
     func testPipelinedRequestsAreAnsweredInOrder() async throws {
         let web = try EmbeddedWeb()
-        try web.send("GET /page.css HTTP/1.1\r\nHost: b\r\n\r\nGET /nope HTTP/1.1\r\nHost: b\r\n\r\nGET /page.js HTTP/1.1\r\nHost: b\r\n\r\n")
+        try web.send("GET /page.css HTTP/1.1\r\nHost: box\r\n\r\nGET /nope HTTP/1.1\r\nHost: box\r\n\r\nGET /page.js HTTP/1.1\r\nHost: box\r\n\r\n")
         var statuses: [Int] = [], types: [String?] = []
         for _ in 0..<3 {
             let response = try await web.response()
@@ -251,7 +234,7 @@ final class WebServerTests: XCTestCase {
     }
 }
 
-private final class OpenedSockets: Sendable {
+final class OpenedSockets: Sendable {
     private let list = Mutex<[Int]>([])
     func add(_ id: Int) { list.withLock { $0.append(id) } }
     var ids: [Int] { list.withLock { $0 } }

@@ -5,7 +5,10 @@ Headless Chromium (driven by Selenium) loads the page; what it does is checked a
 daemon through the `tonearm` CLI, and what the daemon does is checked on the page:
 
     python page_test.py --url http://127.0.0.1:PORT --tonearm /path/to/tonearm \
-        --socket /path/control.sock --screenshots DIR
+        --socket /path/control.sock --screenshots DIR [--token TOKEN]
+
+With --token (the daemon's [web] token), the page must ask for it before anything else, log in
+and go on with a session cookie it cannot read.
 
 The daemon must have a music directory with an index and at least two tracks queued.
 Exits 0 when every check holds, 1 with what failed otherwise, 2 when the browser cannot start.
@@ -139,6 +142,29 @@ def check_page_loads(driver, daemon, url):
         raise CheckFailed(f"#title's parent has data-track {track!r}, not {expected!r}")
     say(f"page: connected, title {expected!r} and artist {driver.find_element(By.ID, 'artist').text!r} "
         f"shown {time.monotonic() - started:.2f} s after loading began")
+
+
+def check_login(driver, daemon, url, token):
+    """The page asks for the token (its WebSocket was refused), logs in with it, and the
+    session cookie then opens the WebSocket; the page's scripts cannot read the cookie."""
+    started = time.monotonic()
+    driver.get(url)
+    form = driver.find_element(By.ID, "token-form")
+    wait_until("#token-form asks for the token", form.is_displayed)
+    if driver.find_element(By.ID, "connection").get_attribute("data-state") == "open":
+        raise CheckFailed("the WebSocket opened before the token was given")
+    asked = time.monotonic() - started
+    driver.find_element(By.ID, "token").send_keys(token)
+    driver.find_element(By.ID, "token-submit").click()
+    wait_until("#token-form goes once the token is taken", lambda: not form.is_displayed())
+    wait_until("#connection says the WebSocket is open after logging in",
+               lambda: driver.find_element(By.ID, "connection").get_attribute("data-state") == "open")
+    wait_until("a status event was applied", lambda: status_seq(driver) >= 1)
+    if "tonearm-session" in js(driver, "return document.cookie"):
+        raise CheckFailed("the session cookie is readable by the page's scripts (not HttpOnly)")
+    if not any(cookie["name"] == "tonearm-session" and cookie.get("httpOnly") for cookie in driver.get_cookies()):
+        raise CheckFailed(f"no HttpOnly tonearm-session cookie: {driver.get_cookies()}")
+    say(f"login: the token was asked for {asked:.2f} s after loading began; logged in, the WebSocket opened")
 
 
 def check_cover(driver, daemon):
@@ -351,6 +377,7 @@ def main():
     parser.add_argument("--socket", required=True, help="the daemon's control socket")
     parser.add_argument("--screenshots", required=True, help="where web-360x740.png and web-1280x800.png go")
     parser.add_argument("--search", help="a title to search for (default: the first queued track's)")
+    parser.add_argument("--token", help="the daemon's [web] token: the page must ask for it first")
     args = parser.parse_args()
     url = args.url.rstrip("/") + "/"
     daemon = Daemon(args.tonearm, args.socket)
@@ -372,7 +399,8 @@ def main():
         say(f"FAILED: Chromium ({CHROMIUM}) with {CHROMEDRIVER} did not start: {error.msg}")
         return 2
 
-    checks = [
+    checks = [("logging in with the token", lambda: check_login(driver, daemon, url, args.token))] if args.token else []
+    checks += [
         ("the page loads", lambda: check_page_loads(driver, daemon, url)),
         ("the cover", lambda: check_cover(driver, daemon)),
         ("pause and play", lambda: check_pause_and_play(driver, daemon)),
