@@ -9,8 +9,9 @@ extension DaemonConfig {
         /// `socket`: a Unix socket besides, or instead (with port 0).
         public var socket: String?
         /// `password`: without it a client may only `ping`, `close`, `password`, `commands`,
-        /// `notcommands` and `tagtypes`. Each wrong one is answered later than the last, and the
-        /// third closes the connection.
+        /// `notcommands` and `tagtypes`. Each wrong one makes the next answer to a password
+        /// from that address wait twice as long (0.5 s to 30 s), and a connection's third
+        /// closes it.
         public var password: String?
         /// `max_clients`: the next one is told so and closed (unless one that has not given the
         /// password can make room).
