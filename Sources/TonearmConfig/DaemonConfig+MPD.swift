@@ -16,8 +16,8 @@ extension DaemonConfig {
         /// `max_clients`: the next one is told so and closed (unless one that has not given the
         /// password can make room).
         public var maxClients = 20
-        /// `max_clients_per_address`: at most this many from one IP address, loopback
-        /// included (the Unix socket's clients are not counted).
+        /// `max_clients_per_address`: at most this many from one IP address of the network;
+        /// the box's own clients (loopback, the Unix socket) count only towards `max_clients`.
         public var maxClientsPerAddress = 8
         /// `connection_timeout`: seconds a client may say nothing (not counting `idle`).
         public var connectionTimeout = 60.0

@@ -67,9 +67,9 @@ public struct MPDServerOptions: Sendable {
     public var socketPath: String?
     public var socketMode: mode_t = 0o666
     public var maxClients = 20
-    /// At most this many from one IP address, so a few peers cannot take every place. Clients
-    /// of the Unix socket are not counted (they have no address; its file's mode says who may
-    /// connect).
+    /// At most this many from one IP address, so a few peers cannot take every place. The box's
+    /// own clients (loopback, the Unix socket) are not counted: they are all one address, and
+    /// `maxClients` alone bounds them.
     public var maxClientsPerAddress = 8
     /// Without it every client may use every command. With it, a client may use only
     /// `MPDServer.openCommands` until it sends `password` (alone, not in a command list); a
@@ -248,13 +248,16 @@ final class MPDService {
     /// error line and is closed, unless a client that has not given the password can make room.
     func admit(_ channel: any Channel) throws {
         if stopping { throw ChannelError.ioOnClosedChannel }
-        let address = channel.remoteAddress?.rosterAddress
+        let address = channel.remoteAddress?.peerIP
+        // The box's own clients are all one address: a limit per address would only lower
+        // `maxClients` for them, and protects nobody.
+        let counted = channel.remoteAddress?.isLoopback == true ? nil : address
         let make = { MPDConnection(clientID: $0, address: address, service: self) }
-        var admission = roster.admit(from: address, make)
+        var admission = roster.admit(from: counted, make)
         if let stranger = oldestStranger(making: admission) {
             stranger.makeRoom()
             closed(stranger.clientID)
-            admission = roster.admit(from: address, make)
+            admission = roster.admit(from: counted, make)
         }
         let connection: MPDConnection
         switch admission {

@@ -153,11 +153,17 @@ final class ClientRoster<Client> {
 }
 
 extension SocketAddress {
-    /// The peer's IP address as the roster counts it ("192.0.2.7", "::1"); nil for a Unix
-    /// socket's. An IPv4 peer on a dual-stack socket ("::ffff:192.0.2.7") counts as itself.
-    var rosterAddress: String? {
+    /// The peer's IP address ("192.0.2.7", "::1"); nil for a Unix socket's. An IPv4 peer on a
+    /// dual-stack socket ("::ffff:192.0.2.7") is itself.
+    var peerIP: String? {
         guard let ip = ipAddress else { return nil }
         return ip.hasPrefix("::ffff:") && ip.contains(".") ? String(ip.dropFirst(7)) : ip
+    }
+
+    /// A peer on this machine: 127.0.0.0/8 or ::1.
+    var isLoopback: Bool {
+        guard let ip = peerIP else { return false }
+        return ip == "::1" || ip.hasPrefix("127.")
     }
 }
 

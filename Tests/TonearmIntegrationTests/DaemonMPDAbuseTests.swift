@@ -57,33 +57,38 @@ final class DaemonMPDAbuseTests: XCTestCase {
     }
 
     func testOneAddressHoldsOnlyItsShareAndAStrangerKeepsTheTimeout() throws {
+        // A peer on the network needs an address of this machine's that is not loopback.
+        guard let network = networkIPv4Address() else { throw XCTSkip("no IPv4 address besides loopback") }
         let world = try DaemonBench(jack: false, device: "null", start: false)
         let port = try freeTCPPort()
         let profile = world.path("board.toml")
-        try "[mpd]\nmax_clients = 6\nmax_clients_per_address = 3\nconnection_timeout = 2\npassword = \"\(Self.password)\"\n"
+        try "[mpd]\nmax_clients = 8\nmax_clients_per_address = 3\nconnection_timeout = 2\npassword = \"\(Self.password)\"\n"
             .write(toFile: profile, atomically: true, encoding: .utf8)
-        world.daemon.arguments = ["--config", profile, "--mpd-port", String(port)]
+        world.daemon.arguments = ["--config", profile, "--mpd-bind", "0.0.0.0", "--mpd-port", String(port)]
         try world.daemon.start()
         XCTAssertTrue(waitUntil(timeout: 10) { (try? MPDSocket(port: port)) != nil }, "the MPD server listens")
 
-        var owners: [MPDSocket] = []
+        var peers: [MPDSocket] = []
         for _ in 0..<3 {
-            let owner = try MPDSocket(port: port)
-            XCTAssertEqual(try owner.request("password \(Self.password)"), ["OK"])
-            owners.append(owner)
+            let peer = try MPDSocket(port: port, host: network)
+            XCTAssertEqual(try peer.request("password \(Self.password)"), ["OK"])
+            peers.append(peer)
         }
-        let fourth = try MPDSocket(port: port, greeted: false)
-        XCTAssertEqual(try fourth.line(), "ACK [52@0] {} too many clients: tonearmd serves at most 3 from 127.0.0.1 at once")
+        let fourth = try MPDSocket(port: port, host: network, greeted: false)
+        XCTAssertEqual(try fourth.line(), "ACK [52@0] {} too many clients: tonearmd serves at most 3 from \(network) at once")
         XCTAssertNil(try fourth.line())
-        // Another address of the loopback network is a peer of its own.
-        let other = try MPDSocket(port: port, from: "127.0.0.2")
-        XCTAssertEqual(try other.request("ping"), ["OK"])
+        // The box's own clients are not held to an address's share.
+        var own: [MPDSocket] = []
+        for source in ["127.0.0.1", "127.0.0.2", "127.0.0.1", "127.0.0.1"] { own.append(try MPDSocket(port: port, from: source)) }
+        XCTAssertEqual(try own[3].request("ping"), ["OK"])
         // Idling is refused before the password, and the stranger is closed when its time is up.
-        XCTAssertEqual(try other.request("idle"), [#"ACK [4@0] {idle} you don't have permission for "idle""#])
-        XCTAssertEqual(try other.request("add \"x\u{0}../../etc/passwd\""), ["ACK [2@0] {} a request may not hold a NUL byte"])
-        XCTAssertNil(try other.line(), "closed after connection_timeout")
-        // The owners were silent as long, and went the same way: their places are free.
-        owners.removeAll()
+        let stranger = own[0]
+        XCTAssertEqual(try stranger.request("idle"), [#"ACK [4@0] {idle} you don't have permission for "idle""#])
+        XCTAssertEqual(try stranger.request("add \"x\u{0}../../etc/passwd\""), ["ACK [2@0] {} a request may not hold a NUL byte"])
+        XCTAssertNil(try stranger.line(), "closed after connection_timeout")
+        // The peers were silent as long, and went the same way: their places are free.
+        peers.removeAll()
+        own.removeAll()
         let owner = try Self.mpc(port, "-P", Self.password, "status")
         XCTAssertTrue(owner.stdout.contains("volume:"), "\(owner)")
     }
@@ -164,9 +169,9 @@ private final class MPDSocket: @unchecked Sendable {
     private let fd: Int32
     private var pending: [UInt8] = []
 
-    /// Connected to 127.0.0.1:`port`, from `source` (another loopback address) if given; past
-    /// the greeting unless `greeted` is false.
-    init(port: Int, from source: String? = nil, greeted: Bool = true) throws {
+    /// Connected to `host`:`port`, from `source` (another loopback address) if given; past the
+    /// greeting unless `greeted` is false.
+    init(port: Int, host: String = "127.0.0.1", from source: String? = nil, greeted: Bool = true) throws {
         fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
         guard fd >= 0 else { throw TestSupportError("socket: errno \(errno)") }
         var timeout = timeval(tv_sec: 10, tv_usec: 0)
@@ -188,10 +193,10 @@ private final class MPDSocket: @unchecked Sendable {
             close(fd)
             throw TestSupportError("bind to \(source): errno \(errno)")
         }
-        guard call(address("127.0.0.1", port), { connect(fd, $0, $1) }) else {
+        guard call(address(host, port), { connect(fd, $0, $1) }) else {
             let error = errno
             close(fd)
-            throw TestSupportError("connect to 127.0.0.1:\(port): errno \(error)")
+            throw TestSupportError("connect to \(host):\(port): errno \(error)")
         }
         if greeted {
             guard let greeting = try line(), greeting.hasPrefix("OK MPD ") else { throw TestSupportError("no greeting") }
@@ -242,4 +247,22 @@ private final class MPDSocket: @unchecked Sendable {
             pending += buffer[..<count]
         }
     }
+}
+
+/// An IPv4 address of this machine's that is not loopback, if it has one.
+private func networkIPv4Address() -> String? {
+    var list: UnsafeMutablePointer<ifaddrs>?
+    guard getifaddrs(&list) == 0 else { return nil }
+    defer { freeifaddrs(list) }
+    var entry = list
+    while let current = entry?.pointee {
+        defer { entry = current.ifa_next }
+        guard let address = current.ifa_addr, address.pointee.sa_family == sa_family_t(AF_INET),
+              current.ifa_flags & UInt32(IFF_LOOPBACK) == 0, current.ifa_flags & UInt32(IFF_UP) != 0 else { continue }
+        var ip = address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { $0.pointee.sin_addr }
+        var text = [CChar](repeating: 0, count: Int(INET_ADDRSTRLEN))
+        guard inet_ntop(AF_INET, &ip, &text, socklen_t(text.count)) != nil else { continue }
+        return String(cString: text)
+    }
+    return nil
 }
