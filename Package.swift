@@ -229,7 +229,7 @@ let package = Package(
         .testTarget(
             name: "TonearmNetworkTests",
             dependencies: [
-                "TonearmNetwork", "TonearmControl", "TonearmJSON", "TestSupport",
+                "TonearmNetwork", "TonearmControl", "TonearmJSON", "TestSupport", "CAllocationCounter",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
             ]

@@ -9,10 +9,16 @@ extension DaemonConfig {
         /// `socket`: a Unix socket besides, or instead (with port 0).
         public var socket: String?
         /// `password`: without it a client may only `ping`, `close`, `password`, `commands`,
-        /// `notcommands` and `tagtypes`.
+        /// `notcommands` and `tagtypes`. Each wrong one makes the next answer to a password
+        /// from that address wait twice as long (0.5 s to 30 s), and a connection's third
+        /// closes it.
         public var password: String?
-        /// `max_clients`: the next one is told so and closed.
+        /// `max_clients`: the next one is told so and closed (unless one that has not given the
+        /// password can make room).
         public var maxClients = 20
+        /// `max_clients_per_address`: at most this many from one IP address of the network;
+        /// the box's own clients (loopback, the Unix socket) count only towards `max_clients`.
+        public var maxClientsPerAddress = 8
         /// `connection_timeout`: seconds a client may say nothing (not counting `idle`).
         public var connectionTimeout = 60.0
 
@@ -32,12 +38,14 @@ extension DaemonConfig.MPD: ConfigSection {
         try table.read("socket", into: &socket)
         try table.read("password", into: &password)
         try table.read("max_clients", into: &maxClients)
+        try table.read("max_clients_per_address", into: &maxClientsPerAddress)
         try table.read("connection_timeout", into: &connectionTimeout)
     }
 
     func validate(_ check: ConfigCheck) throws(ConfigError) {
         try check.range("port", port, 0...65535)
         try check.range("max_clients", maxClients, 1...1000)
+        try check.range("max_clients_per_address", maxClientsPerAddress, 1...1000)
         try check.positive("connection_timeout", connectionTimeout)
         try check.require(!bind.isEmpty, "bind", "must be an address such as 127.0.0.1")
         try check.path("socket", socket)

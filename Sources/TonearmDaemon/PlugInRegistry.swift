@@ -39,6 +39,8 @@ public enum PlugInRegistry {
         let profile = settings.profile.mpd
         var options = MPDServerOptions(host: profile.port == 0 ? nil : profile.bind, port: profile.port, socketPath: profile.socket)
         options.maxClients = profile.maxClients
+        options.maxClientsPerAddress = profile.maxClientsPerAddress
+        options.password = profile.password
         options.connectionTimeout = .milliseconds(Int64(profile.connectionTimeout * 1000))
         // Queue paths are canonical; MPD's URIs are relative to the music directory.
         let root = settings.musicDirectory.flatMap { directory -> String? in
@@ -46,6 +48,6 @@ public enum PlugInRegistry {
             defer { free(resolved) }
             return String(cString: resolved)
         }
-        return MPDPlugIn(options: options, settings: MPDSettings(password: profile.password, musicDirectory: root), group: group)
+        return MPDPlugIn(options: options, settings: MPDSettings(musicDirectory: root), group: group)
     }
 }

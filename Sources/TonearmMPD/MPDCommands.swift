@@ -8,15 +8,13 @@ import TonearmPlayer
 import TonearmSQLite
 import TonearmSystem
 
-/// What the MPD plug-in needs besides the control plane.
+/// What the MPD plug-in needs besides the control plane. (The password is the server's:
+/// `MPDServerOptions.password`; each request says whether its client gave it.)
 public struct MPDSettings: Sendable {
-    /// Without it, only `ping close password commands notcommands tagtypes` work.
-    public var password: String?
     /// The canonical music directory: queue paths are shown relative to it, as MPD's URIs.
     public var musicDirectory: String?
 
-    public init(password: String? = nil, musicDirectory: String? = nil) {
-        self.password = password
+    public init(musicDirectory: String? = nil) {
         self.musicDirectory = musicDirectory
     }
 }
@@ -32,7 +30,8 @@ actor MPDCommands {
 
     /// What a connection has set for itself.
     struct Client {
-        var authorized: Bool
+        /// Gave the password, as the connection says with each request (it decides).
+        var authorized = false
         /// The tags song answers carry (`tagtypes`), in MPD's order.
         var tags: [Tag]
         /// The most bytes of a picture one `albumart` or `readpicture` answer carries.
@@ -50,11 +49,8 @@ actor MPDCommands {
     /// Whose turn a library query waits for on the worker pool: the request's client.
     @TaskLocal private static var requester = "mpd"
 
-    /// The commands that work without the password.
-    static let open: Set<String> = ["ping", "close", "password", "commands", "notcommands", "tagtypes"]
-
-    /// Every command served, sorted as `commands` lists them. `close`, `idle`, `noidle` and the
-    /// command lists are the connection's own.
+    /// Every command served, sorted as `commands` lists them. `close`, `idle`, `noidle`,
+    /// `password` and the command lists are the connection's own.
     static let served: [String] = [
         "add", "addid", "albumart", "binarylimit", "clear", "clearerror", "close", "command_list_begin", "command_list_end",
         "command_list_ok_begin", "commands", "consume", "count", "crossfade", "currentsong", "decoders", "delete", "deleteid", "disableoutput", "enableoutput", "find",
@@ -104,13 +100,14 @@ actor MPDCommands {
     }
 
     private func answering(_ request: MPDRequest, streamingTo reply: MPDReply?) async -> ([UInt8], close: Bool) {
-        var client = clients[request.clientID] ?? Client(authorized: settings.password == nil, tags: MPDSong.tagOrder)
+        var client = clients[request.clientID] ?? Client(tags: MPDSong.tagOrder)
+        client.authorized = request.authorized
         defer { clients[request.clientID] = client }
         let out = Output(streamingTo: reply)
         for (index, command) in request.commands.enumerated() {
             if command.name == "close" { return (out.bytes, true) }
             do throws(MPDFailure) {
-                guard client.authorized || Self.open.contains(command.name) else {
+                guard client.authorized || MPDServer.openCommands.contains(command.name) else {
                     throw MPDFailure(4, "you don't have permission for \"\(command.name)\"")
                 }
                 if command.name == "albumart" || command.name == "readpicture" {
@@ -187,15 +184,10 @@ actor MPDCommands {
         case "ping", "clearerror":
             try count(args, 0)
             return ""
-        case "password":
-            try count(args, 1)
-            guard let password = settings.password, args[0] == password else { throw MPDFailure(3, "incorrect password") }
-            client.authorized = true
-            return ""
         case "commands":
-            return Self.served.filter { client.authorized || Self.open.contains($0) }.map { "command: \($0)\n" }.joined()
+            return Self.served.filter { client.authorized || MPDServer.openCommands.contains($0) }.map { "command: \($0)\n" }.joined()
         case "notcommands":
-            return client.authorized ? "" : Self.served.filter { !Self.open.contains($0) }.map { "command: \($0)\n" }.joined()
+            return client.authorized ? "" : Self.served.filter { !MPDServer.openCommands.contains($0) }.map { "command: \($0)\n" }.joined()
         case "tagtypes":
             return try tagTypes(args, &client)
         case "binarylimit":

@@ -1,3 +1,6 @@
+#if canImport(Glibc)
+import Glibc
+#endif
 import NIOCore
 
 /// What `LineFrameDecoder` passes on.
@@ -35,8 +38,7 @@ struct LineFrameDecoder: NIOSingleStepByteToMessageDecoder {
 
     mutating func decode(buffer: inout ByteBuffer) throws -> InboundLine? {
         while true {
-            let view = buffer.readableBytesView
-            guard let newline = view.dropFirst(scanned).firstIndex(of: 0x0A) else {
+            guard let length = Self.newline(in: buffer, after: scanned) else {
                 if discarding {
                     buffer.moveReaderIndex(forwardBy: buffer.readableBytes)
                     scanned = 0
@@ -51,7 +53,6 @@ struct LineFrameDecoder: NIOSingleStepByteToMessageDecoder {
                 scanned = buffer.readableBytes
                 return nil
             }
-            let length = newline - view.startIndex
             scanned = 0
             if discarding {
                 discarding = false
@@ -76,8 +77,18 @@ struct LineFrameDecoder: NIOSingleStepByteToMessageDecoder {
         return .line(Self.droppingCarriageReturn(buffer.readSlice(length: buffer.readableBytes)!))
     }
 
+    /// Where the first `\n` is, counted from the reader index, searching from `start` on.
+    /// (memchr: a client's long command list is many lines to a read, each searched once.)
+    private static func newline(in buffer: ByteBuffer, after start: Int) -> Int? {
+        buffer.withUnsafeReadableBytes { bytes in
+            guard start < bytes.count, let base = bytes.baseAddress,
+                  let found = memchr(base + start, 0x0A, bytes.count - start) else { return nil }
+            return base.distance(to: UnsafeRawPointer(found))
+        }
+    }
+
     private static func droppingCarriageReturn(_ line: ByteBuffer) -> ByteBuffer {
-        guard line.readableBytesView.last == 0x0D else { return line }
+        guard line.readableBytes > 0, line.getInteger(at: line.writerIndex - 1, as: UInt8.self) == 0x0D else { return line }
         return line.getSlice(at: line.readerIndex, length: line.readableBytes - 1)!
     }
 }

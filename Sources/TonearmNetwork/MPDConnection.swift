@@ -3,43 +3,73 @@ import Glibc
 #endif
 import NIOCore
 
-/// One MPD client on the server's loop: the greeting, its request lines, command lists, and
-/// `idle`. A request goes to the handler and the next line waits until it is answered (MPD
-/// answers in order); a client that sends more than `maxQueuedLines` meanwhile is closed.
+/// One MPD client on the server's loop: the greeting, its request lines, command lists, `idle`,
+/// and the password. A request goes to the handler and the next line waits until it is
+/// answered (MPD answers in order); a client that sends more than `maxQueuedLines` meanwhile
+/// is closed.
+///
+/// The connection is where a client's authorization is decided and kept: `password` is checked
+/// here, and each request carries whether its client may use more than
+/// `MPDServer.openCommands`. Until then `idle` is refused (so a stranger keeps the timeout).
+/// Each wrong password from the client's address is answered later than the one before, the
+/// connection's `maxPasswordFailures`th with the door; once one was wrong, a right one from
+/// there waits as long, so a guesser learns nothing sooner by giving up on an answer.
 final class MPDConnection: ChannelInboundHandler {
     typealias InboundIn = InboundLine
     typealias OutboundOut = ByteBuffer
 
     let clientID: Int
+    /// The peer's IP address; nil for a Unix socket's client.
+    let address: String?
     private let service: MPDService
     private var context: ChannelHandlerContext?
     private var greeted = false
     private var closing = false
 
-    /// A request is with the handler.
+    /// The client gave the password (or none is needed).
+    private(set) var authorized: Bool
+    private var passwordFailures = 0
+    /// The answer to a wrong password, waiting for its delay.
+    private var passwordAnswer: Scheduled<Void>?
+
+    /// A request is with the handler (or a wrong password waits for its answer).
     private var busy = false
     /// Lines that came while busy or idling, in order.
-    private var queued: [[UInt8]] = []
+    private var queued = CircularBuffer<[UInt8]>()
     static let maxQueuedLines = 1024
     /// The client half-closed: once its lines are answered, the connection closes.
     private var inputEnded = false
 
-    /// Inside `command_list_begin` … `command_list_end`.
-    private var list: (ok: Bool, commands: [MPDCommand], bytes: Int)?
+    /// Inside `command_list_begin` … `command_list_end`; changed in place, so reading a list
+    /// takes time in proportion to its length.
+    private var list: CommandList?
+    private struct CommandList {
+        /// `command_list_ok_begin`: a `list_OK` after each command's answer.
+        var ok: Bool
+        var commands: [MPDCommand] = []
+        var bytes = 0
+        /// Where the list holds a `password`, which must come alone.
+        var passwordIndex: Int?
+    }
     /// Idling, and for which subsystems (empty: all).
     private var idling: Set<String>?
     /// What changed since the last `idle` answer.
     private var events = Set<String>()
-    /// Closes a client that says nothing for this long, unless it idles or waits for an answer.
+    /// Closes a client that says nothing for `connectionTimeout`, unless it idles or waits for
+    /// an answer. Armed once and moved on when it fires early, rather than re-armed per line.
     private var silence: Scheduled<Void>?
+    /// The last line heard or answer sent, from which the timeout counts.
+    private var lastActivity = NIODeadline.uptimeNanoseconds(0)
 
     /// MPD's idle subsystems, in the order `idle` lists them.
     static let subsystems = ["database", "stored_playlist", "playlist", "player", "mixer", "output", "options",
                              "partition", "sticker", "update", "subscription", "message", "neighbor", "mount"]
 
-    init(clientID: Int, service: MPDService) {
+    init(clientID: Int, address: String?, service: MPDService) {
         self.clientID = clientID
+        self.address = address
         self.service = service
+        authorized = service.options.password == nil
     }
 
     func handlerAdded(context: ChannelHandlerContext) {
@@ -49,6 +79,7 @@ final class MPDConnection: ChannelInboundHandler {
 
     func handlerRemoved(context: ChannelHandlerContext) {
         silence?.cancel()
+        passwordAnswer?.cancel()
         self.context = nil
     }
 
@@ -67,6 +98,7 @@ final class MPDConnection: ChannelInboundHandler {
     func channelInactive(context: ChannelHandlerContext) {
         closing = true
         silence?.cancel()
+        passwordAnswer?.cancel()
         service.closed(clientID)
         context.fireChannelInactive()
     }
@@ -101,9 +133,9 @@ final class MPDConnection: ChannelInboundHandler {
                     fail(MPDError.line(MPDError.system, command: "", "more than \(Self.maxQueuedLines) requests waiting for their answers"))
                     return
                 }
-                queued.append(Array(bytes.readableBytesView))
+                queued.append(bytes.getBytes(at: bytes.readerIndex, length: bytes.readableBytes)!)
             } else {
-                handle(Array(bytes.readableBytesView))
+                handle(bytes.getBytes(at: bytes.readerIndex, length: bytes.readableBytes)!)
             }
         }
     }
@@ -122,8 +154,7 @@ final class MPDConnection: ChannelInboundHandler {
         do throws(MPDTokens.Failure) {
             words = try MPDTokens.split(bytes)
         } catch {
-            let why = error == .unterminatedQuote ? "missing closing '\"'" : "space expected after closing '\"'"
-            answer(MPDError.line(MPDError.argument, command: "", why))
+            answer(MPDError.line(MPDError.argument, command: "", error.message))
             return
         }
         guard let name = words.first else {
@@ -141,36 +172,119 @@ final class MPDConnection: ChannelInboundHandler {
             }
             return
         }
-        if var open = list {
-            switch name {
-            case "command_list_end":
-                list = nil
-                dispatch(MPDRequest(clientID: clientID, commands: open.commands, isList: true, listOK: open.ok))
-            case "command_list_begin", "command_list_ok_begin":
-                list = nil
-                answer(MPDError.line(MPDError.notList, index: open.commands.count, command: name, "a command list cannot hold another"))
-            default:
-                open.commands.append(command)
-                open.bytes += bytes.count
-                guard open.bytes <= service.options.maxCommandListBytes else {
-                    list = nil
-                    fail(MPDError.line(MPDError.system, command: "", "command list larger than \(service.options.maxCommandListBytes) bytes"))
-                    return
-                }
-                list = open
-            }
+        if list != nil {
+            listed(command, bytes: bytes.count)
             return
         }
         switch name {
-        case "command_list_begin": list = (false, [], 0)
-        case "command_list_ok_begin": list = (true, [], 0)
+        case "command_list_begin": list = CommandList(ok: false)
+        case "command_list_ok_begin": list = CommandList(ok: true)
         case "command_list_end": answer(MPDError.line(MPDError.notList, command: name, "not in a command list"))
+        case "idle" where !authorized: answer(MPDError.line(MPDError.permission, command: name, "you don't have permission for \"idle\""))
         case "idle": idle(command.arguments)
         case "noidle": break  // not idling: no answer
         case "close": hangUp()
-        default: dispatch(MPDRequest(clientID: clientID, commands: [command]))
+        case "password": password(command.arguments)
+        default: dispatch(MPDRequest(clientID: clientID, commands: [command], authorized: authorized))
         }
     }
+
+    /// A line inside a command list.
+    private func listed(_ command: MPDCommand, bytes: Int) {
+        switch command.name {
+        case "command_list_end":
+            guard let open = list else { return }
+            list = nil
+            if let index = open.passwordIndex {
+                // One guess per answer, so that wrong ones slow down.
+                answer(MPDError.line(MPDError.password, index: index, command: "password", "the password must be sent alone, not in a command list"))
+                return
+            }
+            dispatch(MPDRequest(clientID: clientID, commands: open.commands, isList: true, listOK: open.ok, authorized: authorized))
+        case "command_list_begin", "command_list_ok_begin":
+            let index = list?.commands.count ?? 0
+            list = nil
+            answer(MPDError.line(MPDError.notList, index: index, command: command.name, "a command list cannot hold another"))
+        default:
+            // In place: a copy of the list held here would make each line copy it whole.
+            let options = service.options
+            guard let listed = list?.bytes, listed + bytes <= options.maxCommandListBytes else {
+                list = nil
+                fail(MPDError.line(MPDError.system, command: "", "command list larger than \(options.maxCommandListBytes) bytes"))
+                return
+            }
+            guard let count = list?.commands.count, count < options.maxCommandListCommands else {
+                list = nil
+                fail(MPDError.line(MPDError.system, command: "", "command list longer than \(options.maxCommandListCommands) commands"))
+                return
+            }
+            if command.name == "password", list?.passwordIndex == nil, let index = list?.commands.count { list?.passwordIndex = index }
+            list?.bytes += bytes
+            list?.commands.append(command)
+        }
+    }
+
+    // MARK: Password
+
+    private func password(_ arguments: [String]) {
+        guard arguments.count == 1 else {
+            answer(MPDError.line(MPDError.argument, command: "password", arguments.isEmpty ? "too few arguments" : "too many arguments"))
+            return
+        }
+        guard let context else { return }
+        let options = service.options
+        let now = context.eventLoop.now
+        let right = options.password.map { Self.same(arguments[0], $0) } ?? false
+        // Wrong ones lately from the address (a Unix socket's client: this connection's own).
+        let failures: Int
+        if right {
+            failures = address.map { service.passwordFailures.recent(from: $0, now: now) } ?? passwordFailures
+        } else {
+            passwordFailures += 1
+            failures = address.map { service.passwordFailures.failed(from: $0, now: now) } ?? passwordFailures
+        }
+        let last = !right && passwordFailures >= options.maxPasswordFailures
+        let why = last ? "incorrect password (\(passwordFailures) wrong, closing the connection)" : "incorrect password"
+        let line = right ? Array("OK\n".utf8) : Array(MPDError.line(MPDError.password, command: "password", why).utf8)
+        guard failures > 0 else {
+            authorized = true
+            answer("OK\n")
+            return
+        }
+        // Twice as long for each wrong one, up to `maxPasswordDelay`.
+        let delay = min(options.passwordDelay * (1 << Int64(min(failures - 1, 20))), options.maxPasswordDelay)
+        busy = true
+        let connection = NIOLoopBound(self, eventLoop: context.eventLoop)
+        passwordAnswer = context.eventLoop.assumeIsolated().scheduleTask(in: delay) {
+            let connection = connection.value
+            connection.passwordAnswer = nil
+            if right {
+                connection.authorized = true
+                if let address = connection.address { connection.service.passwordFailures.forget(address) }
+            }
+            connection.replied(line, close: last)
+        }
+    }
+
+    /// Compares in time that depends on the lengths only, so the answer's timing tells nothing
+    /// of how much of a guess was right.
+    private static func same(_ guess: String, _ password: String) -> Bool {
+        let a = Array(guess.utf8), b = Array(password.utf8)
+        var difference = UInt8(a.count == b.count ? 0 : 1)
+        for index in 0..<max(a.count, b.count) {
+            difference |= (index < a.count ? a[index] : 0) ^ (index < b.count ? b[index] : 0)
+        }
+        return difference == 0
+    }
+
+    /// Closes a client that has not given the password, to make room for another (the server
+    /// or its address is full): strangers that connect and wait cannot keep the owner out.
+    func makeRoom() {
+        fail(MPDError.line(MPDError.permission, command: "", "closed to make room for another client: no password given"))
+    }
+
+    /// Taken neither by its password nor on its way out: may make room for another.
+    var isStranger: Bool { !authorized && !closing }
 
     // MARK: Idle
 
@@ -181,7 +295,6 @@ final class MPDConnection: ChannelInboundHandler {
             return
         }
         idling = mask
-        silence?.cancel()
         reportIdle()
     }
 
@@ -205,7 +318,6 @@ final class MPDConnection: ChannelInboundHandler {
     private func dispatch(_ request: MPDRequest) {
         guard let context else { return }
         busy = true
-        silence?.cancel()
         let loop = context.eventLoop
         let connection = NIOLoopBound(self, eventLoop: loop)
         let status = service.status
@@ -295,18 +407,30 @@ final class MPDConnection: ChannelInboundHandler {
         return context.channel.closeFuture
     }
 
+    /// Starts the silence over: from now, the client has `connectionTimeout`.
     private func armTimeout() {
-        silence?.cancel()
-        silence = nil
-        guard let timeout = service.options.connectionTimeout, let context, !busy, idling == nil else { return }
+        guard let timeout = service.options.connectionTimeout, let context else { return }
+        lastActivity = context.eventLoop.now
+        if silence == nil { scheduleTimeout(at: lastActivity + timeout) }
+    }
+
+    private func scheduleTimeout(at deadline: NIODeadline) {
+        guard let context else { return }
         let connection = NIOLoopBound(self, eventLoop: context.eventLoop)
-        silence = context.eventLoop.assumeIsolated().scheduleTask(in: timeout) {
+        silence = context.eventLoop.assumeIsolated().scheduleTask(deadline: deadline) {
             connection.value.timedOut()
         }
     }
 
     private func timedOut() {
-        guard !busy, idling == nil, !closing else { return }
-        hangUp()
+        silence = nil
+        // Busy or idling: the answer that ends it starts the silence over.
+        guard let timeout = service.options.connectionTimeout, let context, !busy, idling == nil, !closing else { return }
+        let deadline = lastActivity + timeout
+        if deadline > context.eventLoop.now {
+            scheduleTimeout(at: deadline)
+        } else {
+            hangUp()
+        }
     }
 }

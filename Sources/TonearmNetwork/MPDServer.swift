@@ -24,12 +24,16 @@ public struct MPDRequest: Sendable, Equatable {
     /// In a list: true for `command_list_ok_begin` (a `list_OK` after each command's answer).
     public var isList: Bool
     public var listOK: Bool
+    /// The client gave the password (or none is needed); if not, only `MPDServer.openCommands`
+    /// may be carried out.
+    public var authorized: Bool
 
-    public init(clientID: Int, commands: [MPDCommand], isList: Bool = false, listOK: Bool = false) {
+    public init(clientID: Int, commands: [MPDCommand], isList: Bool = false, listOK: Bool = false, authorized: Bool = true) {
         self.clientID = clientID
         self.commands = commands
         self.isList = isList
         self.listOK = listOK
+        self.authorized = authorized
     }
 }
 
@@ -63,10 +67,28 @@ public struct MPDServerOptions: Sendable {
     public var socketPath: String?
     public var socketMode: mode_t = 0o666
     public var maxClients = 20
+    /// At most this many from one IP address, so a few peers cannot take every place. The box's
+    /// own clients (loopback, the Unix socket) are not counted: they are all one address, and
+    /// `maxClients` alone bounds them.
+    public var maxClientsPerAddress = 8
+    /// Without it every client may use every command. With it, a client may use only
+    /// `MPDServer.openCommands` until it sends `password` (alone, not in a command list); a
+    /// client that has not, when the server or its address is full, makes room for the next.
+    public var password: String?
+    /// A wrong password is answered after this, twice as long at each further one from the
+    /// same address (up to `maxPasswordDelay`; forgotten 10 minutes after the last, or once the
+    /// right one is given), and a right one after a wrong one waits as long…
+    public var passwordDelay: TimeAmount = .milliseconds(500)
+    public var maxPasswordDelay: TimeAmount = .seconds(30)
+    /// …and a connection is closed at its this many wrong.
+    public var maxPasswordFailures = 3
     /// A longer request line gets an error and closes the connection (as MPD does).
     public var maxLineBytes = 4096
     /// A command list holding more bytes closes the connection.
     public var maxCommandListBytes = 1 << 20
+    /// A command list holding more commands closes the connection: what a list holds until
+    /// its end is bounded by this as well (1 MiB of `setvol 50` is 100,000 commands, 9 MB).
+    public var maxCommandListCommands = 1 << 15
     /// A client silent this long is closed, unless it idles or waits for an answer; nil never.
     public var connectionTimeout: TimeAmount? = .seconds(60)
     /// Per client: answers it has not read yet. Over this it is disconnected.
@@ -84,8 +106,8 @@ public struct MPDServerOptions: Sendable {
 }
 
 /// The MPD protocol's edge: TCP (and a Unix socket if asked), the greeting, request lines,
-/// command lists, and `idle`/`noidle`; every other command goes to the handler, one request of
-/// a client at a time, in order. Served on one loop of the group it is given.
+/// command lists, `idle`/`noidle` and `password`; every other command goes to the handler, one
+/// request of a client at a time, in order, saying whether the client gave the password. Served on one loop of the group it is given.
 ///
 /// The listeners are bound in `init`; `start` begins accepting; `stop` closes everything.
 /// `changed` may be called from any thread.
@@ -102,12 +124,20 @@ public final class MPDServer: Sendable {
     /// commands by it.
     public static let protocolVersion = "0.23.5"
 
+    /// What one client's read may bring per turn of the loop: a line at most. A command list's
+    /// lines are short (a 4 KiB read of `setvol 50` is 400 lines, each parsed on the loop), so
+    /// a small read keeps a turn short and the other clients answered meanwhile.
+    static let maxReadBytes = 4 << 10
+
+    /// The commands a client may use before it gives the password (as mpd).
+    public static let openCommands: Set<String> = ["ping", "close", "password", "commands", "notcommands", "tagtypes"]
+
     public init(options: MPDServerOptions, group: any EventLoopGroup,
                 handler: @escaping @Sendable (MPDRequest, MPDReply) -> Void) throws(ControlError) {
         let loop = group.next()
         let service = NIOLoopBoundBox.makeBoxSendingValue(MPDService(options: options, status: status, handler: handler), eventLoop: loop)
         let bootstrap = makeStreamServerBootstrap(
-            on: loop, name: "mpd", maxPendingOutputBytes: options.maxPendingOutputBytes, log: options.log
+            on: loop, name: "mpd", maxPendingOutputBytes: options.maxPendingOutputBytes, maxReadBytes: Self.maxReadBytes, log: options.log
         ) { channel in
             try service.value.admit(channel)
         }
@@ -203,24 +233,37 @@ final class MPDService {
     let handler: @Sendable (MPDRequest, MPDReply) -> Void
     let status: ServerStatus
     let roster: ClientRoster<MPDConnection>
+    var passwordFailures = PasswordFailures()
     var stopping = false
 
     init(options: MPDServerOptions, status: ServerStatus, handler: @escaping @Sendable (MPDRequest, MPDReply) -> Void) {
-        precondition(options.maxClients > 0 && options.maxLineBytes > 0)
+        precondition(options.maxClients > 0 && options.maxLineBytes > 0 && options.maxPasswordFailures > 0)
         self.options = options
         self.status = status
         self.handler = handler
-        roster = ClientRoster(limit: options.maxClients, status: status)
+        roster = ClientRoster(limit: options.maxClients, perAddressLimit: options.maxClientsPerAddress, status: status)
     }
 
-    /// A client over `maxClients` gets MPD's error line and is closed.
+    /// A client over `maxClients`, or over `maxClientsPerAddress` from its address, gets MPD's
+    /// error line and is closed, unless a client that has not given the password can make room.
     func admit(_ channel: any Channel) throws {
         if stopping { throw ChannelError.ioOnClosedChannel }
-        guard let connection = roster.admit({ MPDConnection(clientID: $0, service: self) }) else {
-            let refusal = "ACK [\(MPDError.system)@0] {} too many clients: tonearmd serves at most \(roster.limit) at once\n"
-            try channel.pipeline.syncOperations.addHandler(RefuseClient(line: ByteBuffer(string: refusal)))
-            options.log?("mpd: refused a client: \(roster.limit) already connected")
-            return
+        let address = channel.remoteAddress?.peerIP
+        // The box's own clients are all one address: a limit per address would only lower
+        // `maxClients` for them, and protects nobody.
+        let counted = channel.remoteAddress?.isLoopback == true ? nil : address
+        let make = { MPDConnection(clientID: $0, address: address, service: self) }
+        var admission = roster.admit(from: counted, make)
+        if let stranger = oldestStranger(making: admission) {
+            stranger.makeRoom()
+            closed(stranger.clientID)
+            admission = roster.admit(from: counted, make)
+        }
+        let connection: MPDConnection
+        switch admission {
+        case .admitted(let admitted): connection = admitted
+        case .full: return try refuse(channel, "tonearmd serves at most \(roster.limit) at once")
+        case .fullFrom(let address): return try refuse(channel, "tonearmd serves at most \(options.maxClientsPerAddress) from \(address) at once")
         }
         let id = connection.clientID
         channel.closeFuture.assumeIsolated().whenComplete { _ in self.closed(id) }
@@ -231,6 +274,26 @@ final class MPDService {
         ])
     }
 
+    private func refuse(_ channel: any Channel, _ why: String) throws {
+        let line = MPDError.line(MPDError.system, command: "", "too many clients: \(why)")
+        try channel.pipeline.syncOperations.addHandler(RefuseClient(line: ByteBuffer(string: line)))
+        options.log?("mpd: refused a client: \(why)")
+    }
+
+    /// The client longest connected without the password, from the address that is full if
+    /// that is why (so a peer at its limit can only displace its own).
+    private func oldestStranger(making refusal: ClientRoster<MPDConnection>.Admission) -> MPDConnection? {
+        let from: String?
+        switch refusal {
+        case .admitted: return nil
+        case .full: from = nil
+        case .fullFrom(let address): from = address
+        }
+        return roster.clients.values.filter { connection in
+            connection.isStranger && (from == nil || roster.address(of: connection.clientID) == from)
+        }.min { $0.clientID < $1.clientID }
+    }
+
     func closed(_ clientID: Int) {
         guard roster.remove(clientID) != nil, !stopping else { return }
         options.clientDisconnected?(clientID)
@@ -239,6 +302,46 @@ final class MPDService {
     func changed(_ subsystems: Set<String>) {
         for connection in roster.clients.values { connection.changed(subsystems) }
     }
+}
+
+/// Wrong passwords lately, per peer address: a guesser's new connections, or answers it gave up
+/// waiting for, do not start the slow-down over. What it holds is bounded: at most `capacity`
+/// addresses, each forgotten `memory` after its last wrong password.
+struct PasswordFailures {
+    let memory: TimeAmount
+    let capacity: Int
+    private var byAddress: [String: (count: Int, last: NIODeadline)] = [:]
+
+    init(memory: TimeAmount = .minutes(10), capacity: Int = 4096) {
+        self.memory = memory
+        self.capacity = capacity
+    }
+
+    /// How many were wrong from `address` lately.
+    mutating func recent(from address: String, now: NIODeadline) -> Int {
+        guard let entry = byAddress[address] else { return 0 }
+        guard now - entry.last < memory else {
+            byAddress[address] = nil
+            return 0
+        }
+        return entry.count
+    }
+
+    /// One more wrong from `address`; how many now.
+    mutating func failed(from address: String, now: NIODeadline) -> Int {
+        let count = recent(from: address, now: now) + 1
+        if byAddress[address] == nil, byAddress.count >= capacity {
+            byAddress = byAddress.filter { now - $0.value.last < memory }
+            if byAddress.count >= capacity, let oldest = byAddress.min(by: { $0.value.last < $1.value.last }) {
+                byAddress[oldest.key] = nil
+            }
+        }
+        byAddress[address] = (count, now)
+        return count
+    }
+
+    /// The right one was given from `address`.
+    mutating func forget(_ address: String) { byAddress[address] = nil }
 }
 
 /// MPD's error numbers (its `ack.h`).

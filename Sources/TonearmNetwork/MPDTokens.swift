@@ -6,10 +6,23 @@ public enum MPDTokens {
         case unterminatedQuote
         /// A closing quote followed by something other than a blank.
         case missingBlankAfterQuote
+        /// A NUL byte: MPD reads a line as a C string, so a NUL would silently cut an argument
+        /// short; it is refused instead.
+        case nulByte
+
+        /// What the `ACK` line says.
+        public var message: String {
+            switch self {
+            case .unterminatedQuote: "missing closing '\"'"
+            case .missingBlankAfterQuote: "space expected after closing '\"'"
+            case .nulByte: "a request may not hold a NUL byte"
+            }
+        }
     }
 
     /// The words of `line` (UTF-8; a byte that is not becomes U+FFFD).
     public static func split(_ line: [UInt8]) throws(Failure) -> [String] {
+        guard !line.contains(0) else { throw .nulByte }
         var words: [String] = []
         var index = 0
         func isBlank(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 }

@@ -13,15 +13,16 @@ import Synchronization
 /// A server bootstrap for the edge. Everything runs on `loop`, the listener and every client.
 /// Accepting waits for `autoRead` to be set on the listener (see `ControlServer.start`), so a
 /// socket can be bound and claimed before the daemon is ready to answer. Each client gets one
-/// read (at most 64 KiB) per turn of the loop, so one that floods cannot starve the others. A
+/// read (at most `maxReadBytes`) per turn of the loop, so one that floods cannot starve the
+/// others, and what one read makes the loop do is bounded. A
 /// client may half-close (`shutdown(SHUT_WR)` after its last request) and still get its
 /// answers: the protocol handler sees `ChannelEvent.inputClosed` and closes when it is done.
 /// Over `maxPendingOutputBytes` of unread output a client's channel turns unwritable, which
 /// `PendingOutputLimit` acts on. An accept that fails for want of descriptors or memory
 /// pauses accepting (`AcceptPause`).
 func makeStreamServerBootstrap(
-    on loop: any EventLoop, name: String, maxPendingOutputBytes: Int, log: (@Sendable (String) -> Void)?,
-    initializeClient: @escaping @Sendable (any Channel) throws -> Void
+    on loop: any EventLoop, name: String, maxPendingOutputBytes: Int, maxReadBytes: Int = 64 << 10,
+    log: (@Sendable (String) -> Void)?, initializeClient: @escaping @Sendable (any Channel) throws -> Void
 ) -> ServerBootstrap {
     ServerBootstrap(group: loop, childGroup: loop)
         .serverChannelOption(.autoRead, value: false)
@@ -31,6 +32,8 @@ func makeStreamServerBootstrap(
             }
         }
         .childChannelOption(.maxMessagesPerRead, value: 1)
+        .childChannelOption(.recvAllocator, value: AdaptiveRecvByteBufferAllocator(
+            minimum: 64, initial: min(2048, maxReadBytes), maximum: maxReadBytes))
         .childChannelOption(.allowRemoteHalfClosure, value: true)
         .childChannelOption(.writeBufferWaterMark, value: PendingOutputLimit.waterMark(limit: maxPendingOutputBytes))
         .childChannelInitializer { channel in
@@ -83,33 +86,84 @@ final class AcceptPause: ChannelInboundHandler {
 }
 
 /// The clients of one server, on its loop: numbered from 1, never reused while the server
-/// lives, at most `limit` at once. Their count is kept in `ServerStatus` for other threads.
+/// lives, at most `limit` at once, and at most `perAddressLimit` from one peer address, so a
+/// few peers cannot take every place. Clients of a Unix socket have no address and count only
+/// towards `limit`. Their count is kept in `ServerStatus` for other threads.
 final class ClientRoster<Client> {
     let limit: Int
+    let perAddressLimit: Int?
     private(set) var clients: [Int: Client] = [:]
+    private var addresses: [Int: String] = [:]
+    private var countByAddress: [String: Int] = [:]
     private var nextID = 1
     private let status: ServerStatus
 
-    init(limit: Int, status: ServerStatus) {
-        precondition(limit > 0)
+    /// A new client, or why there is no place for it.
+    enum Admission {
+        case admitted(Client)
+        /// `limit` are connected.
+        case full
+        /// `perAddressLimit` are connected from this address.
+        case fullFrom(String)
+    }
+
+    init(limit: Int, perAddressLimit: Int? = nil, status: ServerStatus) {
+        precondition(limit > 0 && (perAddressLimit ?? 1) > 0)
         self.limit = limit
+        self.perAddressLimit = perAddressLimit
         self.status = status
     }
 
-    /// A number for a new client, or nil when `limit` are connected.
-    func admit(_ make: (Int) throws -> Client) rethrows -> Client? {
-        guard clients.count < limit else { return nil }
+    /// A number for a new client from `address` (nil: a Unix socket's), or why not.
+    func admit(from address: String?, _ make: (Int) throws -> Client) rethrows -> Admission {
+        guard clients.count < limit else { return .full }
+        if let address, let perAddressLimit, countByAddress[address, default: 0] >= perAddressLimit {
+            return .fullFrom(address)
+        }
         let id = nextID
         let client = try make(id)
         nextID += 1
         clients[id] = client
+        if let address {
+            addresses[id] = address
+            countByAddress[address, default: 0] += 1
+        }
         status.clientCount.store(clients.count, ordering: .relaxed)
+        return .admitted(client)
+    }
+
+    /// A number for a new client, or nil when `limit` are connected (for servers whose clients
+    /// have no address).
+    func admit(_ make: (Int) throws -> Client) rethrows -> Client? {
+        guard case .admitted(let client) = try admit(from: nil, make) else { return nil }
         return client
     }
 
+    /// The peer address a client came from; nil for a Unix socket's.
+    func address(of id: Int) -> String? { addresses[id] }
+
     func remove(_ id: Int) -> Client? {
         defer { status.clientCount.store(clients.count, ordering: .relaxed) }
+        if let address = addresses.removeValue(forKey: id) {
+            let left = countByAddress[address, default: 1] - 1
+            countByAddress[address] = left > 0 ? left : nil
+        }
         return clients.removeValue(forKey: id)
+    }
+}
+
+extension SocketAddress {
+    /// The peer's IP address ("192.0.2.7", "::1"); nil for a Unix socket's. An IPv4 peer on a
+    /// dual-stack socket ("::ffff:192.0.2.7") is itself.
+    var peerIP: String? {
+        guard let ip = ipAddress else { return nil }
+        return ip.hasPrefix("::ffff:") && ip.contains(".") ? String(ip.dropFirst(7)) : ip
+    }
+
+    /// A peer on this machine: 127.0.0.0/8 or ::1.
+    var isLoopback: Bool {
+        guard let ip = peerIP else { return false }
+        return ip == "::1" || ip.hasPrefix("127.")
     }
 }
 

@@ -12,18 +12,22 @@ extern void __libc_free(void *);
 
 static __thread int counting;
 static __thread uint64_t count;
+static __thread uint64_t bytes;
 
-void allocation_counter_start(void) { count = 0; counting = 1; }
+void allocation_counter_start(void) { count = 0; bytes = 0; counting = 1; }
 uint64_t allocation_counter_stop(void) { counting = 0; return count; }
+uint64_t allocation_counter_bytes(void) { return bytes; }
 
-void *malloc(size_t size) { if (counting) count++; return __libc_malloc(size); }
-void *calloc(size_t n, size_t size) { if (counting) count++; return __libc_calloc(n, size); }
-void *realloc(void *p, size_t size) { if (counting) count++; return __libc_realloc(p, size); }
+#define COUNT(size) do { if (counting) { count++; bytes += (size); } } while (0)
+
+void *malloc(size_t size) { COUNT(size); return __libc_malloc(size); }
+void *calloc(size_t n, size_t size) { COUNT(n * size); return __libc_calloc(n, size); }
+void *realloc(void *p, size_t size) { COUNT(size); return __libc_realloc(p, size); }
 void free(void *p) { __libc_free(p); }
-void *aligned_alloc(size_t alignment, size_t size) { if (counting) count++; return __libc_memalign(alignment, size); }
-void *memalign(size_t alignment, size_t size) { if (counting) count++; return __libc_memalign(alignment, size); }
+void *aligned_alloc(size_t alignment, size_t size) { COUNT(size); return __libc_memalign(alignment, size); }
+void *memalign(size_t alignment, size_t size) { COUNT(size); return __libc_memalign(alignment, size); }
 int posix_memalign(void **out, size_t alignment, size_t size) {
-    if (counting) count++;
+    COUNT(size);
     void *p = __libc_memalign(alignment, size);
     if (!p) return ENOMEM;
     *out = p;

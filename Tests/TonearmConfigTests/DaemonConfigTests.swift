@@ -114,6 +114,7 @@ final class DaemonConfigTests: XCTestCase {
     func testTheMPDSection() throws {
         let defaults = DaemonConfig().mpd
         XCTAssertEqual([defaults.bind, String(defaults.port), String(defaults.maxClients)], ["127.0.0.1", "6600", "20"])
+        XCTAssertEqual(defaults.maxClientsPerAddress, 8)
         XCTAssertNil(defaults.password)
         XCTAssertTrue(defaults.isEnabled)
         let config = parse("""
@@ -123,6 +124,7 @@ final class DaemonConfigTests: XCTestCase {
             socket = "/run/tonearm/mpd.sock"
             password = "pass"
             max_clients = 5
+            max_clients_per_address = 2
             connection_timeout = 10
             """)
         XCTAssertEqual(config.mpd.bind, "0.0.0.0")
@@ -130,11 +132,14 @@ final class DaemonConfigTests: XCTestCase {
         XCTAssertEqual(config.mpd.socket, "/run/tonearm/mpd.sock")
         XCTAssertEqual(config.mpd.password, "pass")
         XCTAssertEqual(config.mpd.maxClients, 5)
+        XCTAssertEqual(config.mpd.maxClientsPerAddress, 2)
         XCTAssertEqual(config.mpd.connectionTimeout, 10)
         XCTAssertTrue(config.mpd.isEnabled, "the socket alone")
         XCTAssertFalse(parse("[mpd]\nport = 0").mpd.isEnabled)
         assertRefused("[mpd]\nport = 70000", .outOfRange, "mpd.port must be between 0 and 65535, not 70000 (line 2)")
         assertRefused("[mpd]\nmax_clients = 0", .outOfRange, "mpd.max_clients must be between 1 and 1000, not 0 (line 2)")
+        assertRefused("[mpd]\nmax_clients_per_address = 0", .outOfRange,
+                      "mpd.max_clients_per_address must be between 1 and 1000, not 0 (line 2)")
         assertRefused("[mpd]\nhost = \"x\"", .unknownKey, "unknown key 'host' in [mpd] (line 2)")
     }
 

@@ -1,3 +1,4 @@
+import CAllocationCounter
 import NIOCore
 import NIOEmbedded
 import Synchronization
@@ -23,10 +24,14 @@ final class MPDConnectionTests: XCTestCase {
         }
     }
 
-    private func connect(_ service: MPDService) throws -> EmbeddedChannel {
-        let channel = EmbeddedChannel()
+    /// A client of the Unix socket, or of TCP from `address`; on `loop`, which other clients
+    /// may share, or a loop of its own.
+    private func connect(_ service: MPDService, from address: String? = nil, on loop: EmbeddedEventLoop = EmbeddedEventLoop()) throws -> EmbeddedChannel {
+        let channel = EmbeddedChannel(loop: loop)
+        // Connected first, as an accepted socket is: the server sees its peer's address.
+        let peer = try address.map { try SocketAddress(ipAddress: $0, port: 40000) } ?? SocketAddress(unixDomainSocketPath: "/mpd.sock")
+        try channel.connect(to: peer).wait()
         try service.admit(channel)
-        try channel.connect(to: SocketAddress(unixDomainSocketPath: "/mpd.sock")).wait()
         return channel
     }
 
@@ -129,6 +134,19 @@ final class MPDConnectionTests: XCTestCase {
         XCTAssertEqual(taken().count, 0)
     }
 
+    func testACommandListOverItsCountClosesTheConnection() throws {
+        let service = makeService { $0.maxCommandListCommands = 3 }
+        let channel = try connect(service)
+        _ = try channel.sentLines()
+        try channel.send("command_list_begin\nping\nping\nping\ncommand_list_end\n")
+        taken().first?.1.send(Array("OK\n".utf8))
+        XCTAssertEqual(try channel.sentLines(), ["OK"])
+        try channel.send("command_list_begin\nping\nping\nping\nping\n")
+        XCTAssertEqual(try channel.sentLines(), ["ACK [52@0] {} command list longer than 3 commands"])
+        XCTAssertFalse(channel.isActive)
+        XCTAssertEqual(taken().count, 0)
+    }
+
     func testTheClientOverTheLimitIsToldAndClosed() throws {
         let service = makeService { $0.maxClients = 1 }
         let first = try connect(service)
@@ -151,6 +169,247 @@ final class MPDConnectionTests: XCTestCase {
         let other = try connect(makeService())
         try other.send("close\n")
         XCTAssertFalse(other.isActive)
+    }
+
+    // MARK: Password
+
+    func testIdleBeforeThePasswordIsRefusedAndTheTimeoutKept() throws {
+        let channel = try connect(makeService {
+            $0.password = "secret"
+            $0.connectionTimeout = .seconds(60)
+        })
+        _ = try channel.sentLines()
+        try channel.send("idle\nnoidle\n")
+        XCTAssertEqual(try channel.sentLines(), [#"ACK [4@0] {idle} you don't have permission for "idle""#])
+        XCTAssertEqual(taken().count, 0)
+        channel.embeddedEventLoop.advanceTime(by: .seconds(59))
+        XCTAssertTrue(channel.isActive)
+        channel.embeddedEventLoop.advanceTime(by: .seconds(1))
+        XCTAssertFalse(channel.isActive, "a client without the password that asked to idle still times out")
+    }
+
+    func testThePasswordIsCheckedHereAndEachRequestSaysWhetherItWasGiven() throws {
+        let channel = try connect(makeService {
+            $0.password = "secret"
+            $0.connectionTimeout = .seconds(60)
+        })
+        _ = try channel.sentLines()
+        try channel.send("status\n")
+        var held = taken()
+        XCTAssertEqual(held.map(\.0.authorized), [false])
+        try XCTUnwrap(held.first).1.send(Array("ACK [4@0] {status} you don't have permission for \"status\"\n".utf8))
+        _ = try channel.sentLines()
+        try channel.send("password secret\n")
+        XCTAssertEqual(try channel.sentLines(), ["OK"])
+        XCTAssertEqual(taken().count, 0, "the password never leaves the connection")
+        try channel.send("status\n")
+        held = taken()
+        XCTAssertEqual(held.map(\.0.commands), [[MPDCommand("status")]])
+        XCTAssertEqual(held.map(\.0.authorized), [true])
+        try XCTUnwrap(held.first).1.send(Array("OK\n".utf8))
+        // Now idling is allowed, and lifts the timeout.
+        try channel.send("idle\n")
+        channel.embeddedEventLoop.advanceTime(by: .seconds(120))
+        XCTAssertTrue(channel.isActive)
+        XCTAssertEqual(try channel.sentLines(), ["OK"])
+        try channel.send("noidle\npassword\npassword a b\n")
+        XCTAssertEqual(try channel.sentLines(), ["OK", "ACK [2@0] {password} too few arguments", "ACK [2@0] {password} too many arguments"])
+    }
+
+    func testWrongPasswordsAreAnsweredLaterEachTimeAndTheThirdClosesTheConnection() throws {
+        let channel = try connect(makeService {
+            $0.password = "secret"
+            $0.passwordDelay = .milliseconds(500)
+        })
+        let loop = channel.embeddedEventLoop
+        _ = try channel.sentLines()
+        try channel.send("password a\nping\n")
+        loop.advanceTime(by: .milliseconds(499))
+        XCTAssertEqual(try channel.sentLines(), [])
+        XCTAssertEqual(taken().count, 0, "what follows a wrong password waits for its answer")
+        loop.advanceTime(by: .milliseconds(1))
+        XCTAssertEqual(try channel.sentLines(), ["ACK [3@0] {password} incorrect password"])
+        let held = taken()
+        XCTAssertEqual(held.map(\.0.commands), [[MPDCommand("ping")]])
+        try XCTUnwrap(held.first).1.send(Array("OK\n".utf8))
+        XCTAssertEqual(try channel.sentLines(), ["OK"])
+        try channel.send("password b\n")
+        loop.advanceTime(by: .milliseconds(999))
+        XCTAssertEqual(try channel.sentLines(), [])
+        loop.advanceTime(by: .milliseconds(1))
+        XCTAssertEqual(try channel.sentLines(), ["ACK [3@0] {password} incorrect password"])
+        try channel.send("password c\n")
+        loop.advanceTime(by: .milliseconds(1999))
+        XCTAssertEqual(try channel.sentLines(), [])
+        XCTAssertTrue(channel.isActive)
+        loop.advanceTime(by: .milliseconds(1))
+        XCTAssertEqual(try channel.sentLines(), ["ACK [3@0] {password} incorrect password (3 wrong, closing the connection)"])
+        XCTAssertFalse(channel.isActive)
+        XCTAssertEqual(taken().count, 0)
+    }
+
+    func testGuessesFromOneAddressSlowDownWhateverTheConnectionAndARightOneWaitsAsLong() throws {
+        let service = makeService {
+            $0.password = "secret"
+            $0.passwordDelay = .milliseconds(500)
+            $0.maxPasswordDelay = .milliseconds(1500)
+        }
+        // One loop for every client, as the server's.
+        let loop = EmbeddedEventLoop()
+        let first = try connect(service, from: "192.0.2.1", on: loop)
+        try first.send("password a\n")
+        loop.advanceTime(by: .milliseconds(500))
+        XCTAssertEqual(try first.sentLines(), ["OK MPD 0.23.5", "ACK [3@0] {password} incorrect password"])
+        // A new connection from there does not start over.
+        let second = try connect(service, from: "192.0.2.1", on: loop)
+        _ = try second.sentLines()
+        try second.send("password b\n")
+        loop.advanceTime(by: .milliseconds(999))
+        XCTAssertEqual(try second.sentLines(), [])
+        loop.advanceTime(by: .milliseconds(1))
+        XCTAssertEqual(try second.sentLines(), ["ACK [3@0] {password} incorrect password"])
+        // Nor does giving up on an answer: the guess counted when it came.
+        let third = try connect(service, from: "192.0.2.1", on: loop)
+        try third.send("password c\n")
+        try third.close().wait()
+        // Another address is not slowed down.
+        let other = try connect(service, from: "192.0.2.2", on: loop)
+        _ = try other.sentLines()
+        try other.send("password secret\n")
+        XCTAssertEqual(try other.sentLines(), ["OK"])
+        // The right one from there waits as long as a wrong one would (three wrong: 2 s, at most 1.5 s)…
+        let owner = try connect(service, from: "192.0.2.1", on: loop)
+        _ = try owner.sentLines()
+        try owner.send("password secret\nstatus\n")
+        loop.advanceTime(by: .milliseconds(1499))
+        XCTAssertEqual(try owner.sentLines(), [])
+        XCTAssertEqual(taken().count, 0)
+        loop.advanceTime(by: .milliseconds(1))
+        XCTAssertEqual(try owner.sentLines(), ["OK"])
+        XCTAssertEqual(taken().map(\.0.authorized), [true])
+        // …and then the address's slate is clean.
+        let later = try connect(service, from: "192.0.2.1", on: loop)
+        _ = try later.sentLines()
+        try later.send("password secret\n")
+        XCTAssertEqual(try later.sentLines(), ["OK"])
+    }
+
+    func testWrongPasswordsAreForgottenAfterAWhileAndTheirAddressesBounded() {
+        var failures = PasswordFailures(memory: .seconds(600), capacity: 2)
+        let start = NIODeadline.uptimeNanoseconds(1_000_000_000)
+        XCTAssertEqual(failures.failed(from: "a", now: start), 1)
+        XCTAssertEqual(failures.failed(from: "a", now: start + .seconds(10)), 2)
+        XCTAssertEqual(failures.recent(from: "a", now: start + .seconds(609)), 2)
+        XCTAssertEqual(failures.recent(from: "a", now: start + .seconds(610)), 0, "forgotten 10 minutes after the last")
+        XCTAssertEqual(failures.failed(from: "a", now: start + .seconds(700)), 1)
+        XCTAssertEqual(failures.failed(from: "b", now: start + .seconds(701)), 1)
+        // Full: the address wrong longest ago makes room.
+        XCTAssertEqual(failures.failed(from: "c", now: start + .seconds(702)), 1)
+        XCTAssertEqual(failures.recent(from: "a", now: start + .seconds(703)), 0)
+        XCTAssertEqual(failures.recent(from: "b", now: start + .seconds(703)), 1)
+        failures.forget("b")
+        XCTAssertEqual(failures.recent(from: "b", now: start + .seconds(703)), 0)
+    }
+
+    func testAPasswordInACommandListIsRefusedAndNothingInTheListRuns() throws {
+        let channel = try connect(makeService { $0.password = "secret" })
+        _ = try channel.sentLines()
+        try channel.send("command_list_ok_begin\nping\npassword secret\nstatus\ncommand_list_end\nstatus\n")
+        XCTAssertEqual(try channel.sentLines(), ["ACK [3@1] {password} the password must be sent alone, not in a command list"])
+        XCTAssertEqual(taken().map(\.0.authorized), [false], "only the status after the list, still without the password")
+    }
+
+    func testANulByteInARequestIsRefused() throws {
+        let channel = try connect(makeService())
+        _ = try channel.sentLines()
+        try channel.send("add \"A/one.flac\0../../x\"\nsetvol 5\0\n")
+        XCTAssertEqual(try channel.sentLines(), ["ACK [2@0] {} a request may not hold a NUL byte", "ACK [2@0] {} a request may not hold a NUL byte"])
+        XCTAssertEqual(taken().count, 0)
+        XCTAssertTrue(channel.isActive)
+        XCTAssertThrowsError(try MPDTokens.split(Array("ping\0".utf8))) { XCTAssertEqual($0 as? MPDTokens.Failure, .nulByte) }
+    }
+
+    // MARK: Places
+
+    func testOneAddressMayHoldOnlyItsShareOfThePlaces() throws {
+        let service = makeService {
+            $0.maxClients = 7
+            $0.maxClientsPerAddress = 2
+        }
+        let first = try connect(service, from: "192.0.2.1")
+        _ = try connect(service, from: "192.0.2.1")
+        let third = try connect(service, from: "192.0.2.1")
+        XCTAssertEqual(try third.sentLines(), ["ACK [52@0] {} too many clients: tonearmd serves at most 2 from 192.0.2.1 at once"])
+        XCTAssertFalse(third.isActive)
+        // Another address is not held back by it, nor are the box's own clients (loopback, the
+        // Unix socket): they are all one address, and only the whole limit bounds them.
+        XCTAssertEqual(try connect(service, from: "192.0.2.2").sentLines(), ["OK MPD 0.23.5"])
+        for _ in 0..<3 { XCTAssertEqual(try connect(service, from: "127.0.0.1").sentLines(), ["OK MPD 0.23.5"]) }
+        XCTAssertEqual(try connect(service).sentLines(), ["OK MPD 0.23.5"])
+        XCTAssertEqual(try connect(service, from: "::1").sentLines(), ["ACK [52@0] {} too many clients: tonearmd serves at most 7 at once"])
+        // A place given back may be taken again.
+        try first.close().wait()
+        XCTAssertEqual(try connect(service, from: "192.0.2.1").sentLines(), ["OK MPD 0.23.5"])
+        XCTAssertEqual(service.roster.clients.count, 7)
+    }
+
+    func testAClientWithoutThePasswordMakesRoomForTheNext() throws {
+        let left = Mutex<[Int]>([])
+        let service = makeService {
+            $0.password = "secret"
+            $0.maxClients = 3
+            $0.maxClientsPerAddress = 2
+            $0.clientDisconnected = { id in left.withLock { $0.append(id) } }
+        }
+        let a1 = try connect(service, from: "192.0.2.1")
+        let a2 = try connect(service, from: "192.0.2.1")
+        _ = try a1.sentLines()
+        // The address is full: its oldest stranger goes.
+        let a3 = try connect(service, from: "192.0.2.1")
+        XCTAssertEqual(try a1.sentLines(), ["ACK [4@0] {} closed to make room for another client: no password given"])
+        XCTAssertFalse(a1.isActive)
+        XCTAssertEqual(try a3.sentLines(), ["OK MPD 0.23.5"])
+        XCTAssertEqual(left.withLock { $0 }, [1])
+        try a2.send("password secret\n")
+        try a3.send("password secret\n")
+        // Both have given it: nobody makes room.
+        let a4 = try connect(service, from: "192.0.2.1")
+        XCTAssertEqual(try a4.sentLines(), ["ACK [52@0] {} too many clients: tonearmd serves at most 2 from 192.0.2.1 at once"])
+        // The server is full: a stranger from any address goes, even one whose address is not full.
+        let b1 = try connect(service, from: "192.0.2.2")
+        let c1 = try connect(service, from: "192.0.2.3")
+        XCTAssertEqual(try b1.sentLines(), ["OK MPD 0.23.5", "ACK [4@0] {} closed to make room for another client: no password given"])
+        XCTAssertEqual(try c1.sentLines(), ["OK MPD 0.23.5"])
+        XCTAssertTrue(a2.isActive && a3.isActive)
+        XCTAssertEqual(left.withLock { $0 }, [1, 4])
+    }
+
+    // MARK: Long command lists
+
+    func testALongCommandListIsReadInLinearTimeAndGoesWholeInOrder() throws {
+        // What reading a list asks of the heap grows in proportion to its length: twice the
+        // lines, twice the bytes (a copy of the list per line made it four times, 7 GB for 20,000).
+        var allocated: [Int: UInt64] = [:]
+        for count in [10_000, 20_000] {
+            let channel = try connect(makeService())
+            _ = try channel.sentLines()
+            let list = ByteBuffer(string: "command_list_ok_begin\n" + (0..<count).map { "setvol \($0 % 101)\n" }.joined() + "command_list_end\n")
+            allocation_counter_start()
+            try channel.writeInbound(list)
+            _ = allocation_counter_stop()
+            allocated[count] = allocation_counter_bytes()
+            let held = taken()
+            XCTAssertEqual(held.count, 1)
+            XCTAssertEqual(held.first?.0.commands.count, count)
+            XCTAssertEqual(held.first?.0.commands.prefix(3), [MPDCommand("setvol", ["0"]), MPDCommand("setvol", ["1"]), MPDCommand("setvol", ["2"])])
+            XCTAssertEqual(held.first?.0.commands.last, MPDCommand("setvol", ["\((count - 1) % 101)"]))
+            held.first?.1.send(Array((String(repeating: "list_OK\n", count: count) + "OK\n").utf8))
+            let answer = try channel.sentLines()
+            XCTAssertEqual(answer.count, count + 1)
+            XCTAssertEqual(answer.last, "OK")
+        }
+        let (half, whole) = (allocated[10_000] ?? 0, allocated[20_000] ?? 0)
+        XCTAssertLessThan(Double(whole), 2.5 * Double(half), "bytes allocated to read 10,000 lines: \(half); 20,000: \(whole)")
     }
 
     func testTokensUnquoteAndQuoteBack() throws {
