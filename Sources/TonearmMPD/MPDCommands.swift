@@ -150,6 +150,8 @@ actor MPDCommands {
     /// client's first chunk reads it again (`reread`): a cover changed on disk shows.
     private func picture(_ key: PictureCache.Key, reread: Bool) async throws(MPDFailure) -> PictureCache.Picture? {
         if !reread, let cached = pictures[key] { return cached }
+        // Given up before it is read again: the old bytes and the new are never both held.
+        if reread, picturesLoading[key] == nil { pictures.forget(key) }
         let loading: Task<Result<PictureCache.Picture?, MPDFailure>, Never>
         if let running = picturesLoading[key] {
             loading = running

@@ -47,5 +47,10 @@ struct PictureCache {
         size += picture.bytes.count
     }
 
+    /// Gives up a picture (to read it again).
+    mutating func forget(_ key: Key) {
+        if let old = entries.removeValue(forKey: key) { size -= old.picture.bytes.count }
+    }
+
     var keys: Set<Key> { Set(entries.keys) }
 }

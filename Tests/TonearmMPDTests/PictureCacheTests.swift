@@ -41,6 +41,9 @@ final class PictureCacheTests: XCTestCase {
         cache.keep(picture(8), for: key)
         XCTAssertEqual(cache[key], picture(8))
         XCTAssertEqual(cache.size, 8)
+        cache.forget(key)
+        XCTAssertNil(cache[key])
+        XCTAssertEqual(cache.size, 0)
         XCTAssertEqual(PictureCache.defaultLimit, 8 << 20)
     }
 }
