@@ -185,6 +185,18 @@ public func sleepSeconds(_ seconds: Double) {
     usleep(UInt32(seconds * 1e6))
 }
 
+/// Sends every byte on a blocking socket; false once the peer has closed the connection.
+@discardableResult
+public func sendAll(_ fd: Int32, _ bytes: [UInt8]) -> Bool {
+    var offset = 0
+    while offset < bytes.count {
+        let sent = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress! + offset, bytes.count - offset, Int32(MSG_NOSIGNAL)) }
+        if sent <= 0 { return false }
+        offset += sent
+    }
+    return true
+}
+
 func readText(_ path: String) -> String {
     guard let data = FileManager.default.contents(atPath: path) else { return "" }
     return String(decoding: data, as: UTF8.self)

@@ -174,13 +174,17 @@ final class DaemonLibraryTests: XCTestCase {
         world.daemon.arguments = ["--music-dir", music, "--no-initial-scan"]
         try world.daemon.start()
         try world.ok("add", track)
+        // The track plays again and again, so it plays for the whole scan however long a busy
+        // machine makes it.
+        try world.ok("repeat", "one")
         try world.ok("play")
         try world.waitForStatus(timeout: 5, "playing") { $0.object("device")?.string("state") == "open" && $0.double("elapsed") ?? 0 > 0.5 }
-        let update = try world.daemon.cli(["update"], timeout: 120)
+        // The scanner runs at idle priority: on a machine busy with other work it waits its turn.
+        let update = try world.daemon.cli(["update"], timeout: 600)
         XCTAssertEqual(update.status, 0, "\(update)")
         XCTAssertTrue(update.stdout.contains("indexed 4001"), update.stdout)
         let status = try world.statusJSON()
-        XCTAssertEqual(status.string("state"), "playing", "the scan outlasted the track: make the tree smaller")
+        XCTAssertEqual(status.string("state"), "playing", "playing throughout the scan")
         XCTAssertEqual(status.object("device")?.int("underruns"), 0, jsonText(status))
     }
 }

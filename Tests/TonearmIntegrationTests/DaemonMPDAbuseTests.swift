@@ -210,15 +210,7 @@ private final class MPDSocket: @unchecked Sendable {
     func send(_ text: String) -> Bool { send(Array(text.utf8)) }
 
     @discardableResult
-    func send(_ bytes: [UInt8]) -> Bool {
-        var offset = 0
-        while offset < bytes.count {
-            let sent = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress! + offset, bytes.count - offset, Int32(MSG_NOSIGNAL)) }
-            if sent <= 0 { return false }
-            offset += sent
-        }
-        return true
-    }
+    func send(_ bytes: [UInt8]) -> Bool { sendAll(fd, bytes) }
 
     func shutdown() { Glibc.shutdown(fd, Int32(SHUT_RDWR)) }
 

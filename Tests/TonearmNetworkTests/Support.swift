@@ -102,15 +102,7 @@ final class RawConnection {
 
     /// Sends everything, blocking; false when the server closed the connection.
     @discardableResult
-    func send(_ bytes: [UInt8]) -> Bool {
-        var offset = 0
-        while offset < bytes.count {
-            let sent = bytes.withUnsafeBytes { Glibc.send(fd, $0.baseAddress! + offset, bytes.count - offset, Int32(MSG_NOSIGNAL)) }
-            if sent <= 0 { return false }
-            offset += sent
-        }
-        return true
-    }
+    func send(_ bytes: [UInt8]) -> Bool { sendAll(fd, bytes) }
 
     func shutdownWriting() { shutdown(fd, Int32(SHUT_WR)) }
 
