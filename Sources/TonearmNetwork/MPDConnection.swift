@@ -234,7 +234,7 @@ final class MPDConnection: ChannelInboundHandler {
         guard let context else { return }
         let options = service.options
         let now = context.eventLoop.now
-        let right = options.password.map { Self.same(arguments[0], $0) } ?? false
+        let right = options.password.map { constantTimeEqual(arguments[0], $0) } ?? false
         // Wrong ones lately from the address (a Unix socket's client: this connection's own).
         let failures: Int
         if right {
@@ -264,17 +264,6 @@ final class MPDConnection: ChannelInboundHandler {
             }
             connection.replied(line, close: last)
         }
-    }
-
-    /// Compares in time that depends on the lengths only, so the answer's timing tells nothing
-    /// of how much of a guess was right.
-    private static func same(_ guess: String, _ password: String) -> Bool {
-        let a = Array(guess.utf8), b = Array(password.utf8)
-        var difference = UInt8(a.count == b.count ? 0 : 1)
-        for index in 0..<max(a.count, b.count) {
-            difference |= (index < a.count ? a[index] : 0) ^ (index < b.count ? b[index] : 0)
-        }
-        return difference == 0
     }
 
     /// Closes a client that has not given the password, to make room for another (the server

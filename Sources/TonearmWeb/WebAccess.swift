@@ -155,17 +155,6 @@ struct TokenGuesses: Sendable {
     }
 }
 
-/// Compares without stopping at the first difference, so the time taken does not tell how
-/// much of a guess was right.
-func constantTimeEqual(_ a: String, _ b: String) -> Bool {
-    let (x, y) = (Array(a.utf8), Array(b.utf8))
-    var difference = UInt8(truncatingIfNeeded: x.count ^ y.count) | (x.count == y.count ? 0 : 1)
-    for index in 0..<max(x.count, y.count) {
-        difference |= (index < x.count ? x[index] : 0) ^ (index < y.count ? y[index] : 0)
-    }
-    return difference == 0
-}
-
 extension Substring {
     fileprivate var trimmingSpaces: Substring {
         var text = self
