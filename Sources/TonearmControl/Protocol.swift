@@ -177,13 +177,13 @@
 /// Audio sessions (the category rules of AVAudioSession; the player is session 1, category
 /// from the profile's `[player]`):
 ///
-/// - `sessions` → `muted`, `nowPlayingOwner`, `sessions` (`session`, `owner` — `"player"` or
+/// - `sessions` → `muted`, `nowPlayingOwner`, `sessions` (`session`, `name`, `owner` — `"player"` or
 ///   a client number —, `category`, `mode`, `options`, `active`, `interrupted`, `ducked`,
 ///   `duckedBy`, `mutedByInput`, `gain` and `gainDB` as applied to the output now, `stream`,
 ///   `nowPlaying`).
 /// - `mute` `{"on":BOOL}`: the mute input; silences ambient and soloAmbient sessions.
-/// - `sessionOpen` `{"category":C, "mode":M, "options":[…], "remoteCommands":BOOL}` → the new
-///   session (`session`, `category`, `mode`, `options` with their implications, `active`,
+/// - `sessionOpen` `{"category":C, "mode":M, "options":[…], "remoteCommands":BOOL, "name":N}` → the
+///   new session (`session`, `name`, `category`, `mode`, `options` with their implications, `active`,
 ///   `interrupted`, `ducked`). Category soloAmbient and mode default unless given;
 ///   `remoteCommands` true makes it eligible for Now Playing when non-mixable. A combination
 ///   the rules refuse is a `badArgument` naming it ("category ambient does not accept option

@@ -93,7 +93,8 @@ public enum QueueEdit: Sendable, Equatable {
 
 /// What a client does with its own audio sessions (the AVAudioSession calls).
 public enum SessionCommand: Sendable, Equatable {
-    case open(SessionSetup, remoteCommands: Bool)
+    /// `name` is how logs, reports and `[[link]]` entries know it (an ALSA program's name).
+    case open(SessionSetup, remoteCommands: Bool, name: String? = nil)
     case setCategory(SessionID, SessionSetup)
     case activate(SessionID)
     case deactivate(SessionID, notifyOthers: Bool)

@@ -109,8 +109,12 @@ public struct SessionReport: Sendable, Equatable {
     /// "player", "file", "pcm 48000 Hz, 2 ch, 16-bit", or nil when nothing plays in it.
     public var stream: String?
     public var ownsNowPlaying: Bool
+    /// What its client called it ("player" for the player's); nil when it gave no name.
+    public var name: String?
 
-    public init(state: SessionState, output: OutputGain, gain: Float, stream: String?, ownsNowPlaying: Bool) {
+    public init(state: SessionState, output: OutputGain, gain: Float, stream: String?, ownsNowPlaying: Bool,
+                name: String? = nil) {
+        self.name = name
         self.state = state
         self.output = output
         self.gain = gain

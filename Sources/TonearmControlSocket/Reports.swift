@@ -78,7 +78,8 @@ package enum Reports {
     static func session(_ report: SessionReport) -> JSONValue {
         let state = report.state
         return .object([
-            ("session", .int(state.id.value)), ("category", .string(state.category.rawValue)), ("mode", .string(state.mode.rawValue)),
+            ("session", .int(state.id.value)), ("name", JSONValue(report.name)),
+            ("category", .string(state.category.rawValue)), ("mode", .string(state.mode.rawValue)),
             ("options", .array(state.options.names.map { .string($0) })), ("active", .bool(state.active)),
             ("interrupted", .bool(state.interrupted)), ("ducked", .bool(report.output.ducked)),
         ])
@@ -100,7 +101,7 @@ package enum Reports {
             let state = report.state
             let gain = report.gain
             return .object([
-                ("session", .int(state.id.value)),
+                ("session", .int(state.id.value)), ("name", JSONValue(report.name)),
                 ("owner", state.owner == SessionsState.playerOwner ? .string("player") : .int(state.owner.value)),
                 ("category", .string(state.category.rawValue)), ("mode", .string(state.mode.rawValue)),
                 ("options", .array(state.options.names.map { .string($0) })),

@@ -145,7 +145,8 @@ enum SocketRequest {
         func session() throws(ArgumentError) -> SessionID { SessionID(try request.int("session")) }
         switch request.command {
         case "sessionOpen":
-            return .open(try setup(request), remoteCommands: try request.optionalBool("remoteCommands") ?? false)
+            return .open(try setup(request), remoteCommands: try request.optionalBool("remoteCommands") ?? false,
+                         name: try request.optionalString("name"))
         case "sessionSetCategory":
             return .setCategory(try session(), try setup(request))
         case "sessionActivate":

@@ -164,7 +164,7 @@ extension PlayerDaemon {
                 nil
             }
             return SessionReport(state: state, output: output, gain: gain, stream: playing,
-                                 ownsNowPlaying: book.nowPlayingOwner == state.id)
+                                 ownsNowPlaying: book.nowPlayingOwner == state.id, name: book.names[state.id])
         }
         return SessionsState(muted: book.muted, nowPlayingOwner: book.nowPlayingOwner, sessions: reports)
     }

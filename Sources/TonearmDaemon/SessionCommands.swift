@@ -21,11 +21,12 @@ extension PlayerDaemon {
 
     private func carryOut(_ command: SessionCommand, client: ClientID) throws(CommandFailure) -> CommandResult {
         switch command {
-        case .open(let setup, let remoteCommands):
+        case .open(let setup, let remoteCommands, let name):
             let id = SessionID(book.nextID)
             try policy(.open(id, owner: client, category: setup.category, mode: setup.mode, options: setup.options,
                              hasEnabledCommand: remoteCommands))
             book.nextID += 1
+            book.names[id] = name
             return answer(id)
         case .setCategory(let id, let setup):
             try own(id, client)

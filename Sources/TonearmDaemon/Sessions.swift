@@ -17,6 +17,8 @@ struct SessionBook {
     var outputs: [SessionID: OutputGain] = [:]
     var nowPlayingOwner: SessionID?
     var nextID = 2
+    /// The names clients gave their sessions.
+    var names: [SessionID: String] = [SessionsState.playerSession: "player"]
     /// The streams playing in sessions, and what they are.
     var streams: [SessionID: SessionStream] = [:]
     /// The player was playing when an interruption began: it resumes when the interruption ends
@@ -125,6 +127,7 @@ extension PlayerDaemon {
 
     func closeSession(_ id: SessionID) {
         stopSessionStream(id)
+        book.names[id] = nil
         try? change(.close(id))
     }
 
