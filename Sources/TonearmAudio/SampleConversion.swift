@@ -59,6 +59,42 @@ public enum SampleConversion {
         }
     }
 
+    /// Unpacks `count` samples in `format` (as a program writes them) into left-justified
+    /// samples: the inverse of `pack`, exact for every integer format. S24_LE takes the low 24
+    /// bits of each 32-bit word and ignores the top byte, as sound cards do; a float NaN is 0.
+    @inline(__always)
+    public static func unpack(
+        _ source: UnsafeRawPointer, count: Int, format: DeviceSampleFormat,
+        into destination: UnsafeMutablePointer<Int32>
+    ) {
+        switch format {
+        case .s16LE:
+            for i in 0..<count {
+                destination[i] = Int32(Int16(littleEndian: source.loadUnaligned(fromByteOffset: 2 * i, as: Int16.self))) << 16
+            }
+        case .s24_3LE:
+            let bytes = source.assumingMemoryBound(to: UInt8.self)
+            for i in 0..<count {
+                let v = UInt32(bytes[3 * i]) << 8 | UInt32(bytes[3 * i + 1]) << 16 | UInt32(bytes[3 * i + 2]) << 24
+                destination[i] = Int32(bitPattern: v)
+            }
+        case .s24LE:
+            for i in 0..<count {
+                destination[i] = Int32(littleEndian: source.loadUnaligned(fromByteOffset: 4 * i, as: Int32.self)) << 8
+            }
+        case .s32LE:
+            for i in 0..<count {
+                destination[i] = Int32(littleEndian: source.loadUnaligned(fromByteOffset: 4 * i, as: Int32.self))
+            }
+        case .floatLE:
+            for i in 0..<count {
+                let bits = UInt32(littleEndian: source.loadUnaligned(fromByteOffset: 4 * i, as: UInt32.self))
+                let x = Float(bitPattern: bits)
+                destination[i] = x.isNaN ? 0 : floatToLeftJustified(x)
+            }
+        }
+    }
+
     /// Float (±1.0) to a left-justified Int32, clipping.
     @inline(__always)
     public static func floatToLeftJustified(_ x: Float) -> Int32 {

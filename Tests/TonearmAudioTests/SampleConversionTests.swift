@@ -91,4 +91,54 @@ final class SampleConversionTests: XCTestCase {
             XCTAssertGreaterThanOrEqual(order[0].significantBits, bits)
         }
     }
+
+    /// Every 16-bit value, and 24- and 32-bit values across their range and at their edges,
+    /// come back from `unpack` exactly as `pack` wrote them, in every integer format that holds
+    /// them; S24_LE ignores the top byte, and floats come back to within their precision.
+    func testUnpackingInvertsPackingExactly() {
+        func roundTrip(_ samples: [Int32], _ format: DeviceSampleFormat) -> [Int32] {
+            var bytes = [UInt8](repeating: 0, count: samples.count * format.bytesPerSample + 1)
+            var out = [Int32](repeating: 7, count: samples.count)
+            bytes.withUnsafeMutableBytes { raw in
+                // Offset by one byte: programs' buffers need not be aligned.
+                let start = raw.baseAddress! + 1
+                SampleConversion.pack(samples, count: samples.count, into: start, format: format)
+                SampleConversion.unpack(UnsafeRawPointer(start), count: samples.count, format: format, into: &out)
+            }
+            return out
+        }
+        let all16 = (Int32(Int16.min)...Int32(Int16.max)).map { $0 << 16 }
+        for format in [DeviceSampleFormat.s16LE, .s24_3LE, .s24LE, .s32LE] {
+            XCTAssertEqual(roundTrip(all16, format), all16, "16-bit values through \(format)")
+        }
+        var random = UInt64(0x9E37_79B9_7F4A_7C15)
+        func next() -> UInt32 {
+            random ^= random << 13; random ^= random >> 7; random ^= random << 17
+            return UInt32(truncatingIfNeeded: random)
+        }
+        let edges24: [Int32] = [-8_388_608, -8_388_607, -1, 0, 1, 8_388_606, 8_388_607]
+        let all24 = (edges24 + (0..<100_000).map { _ in Int32(bitPattern: next()) >> 8 }).map { $0 << 8 }
+        for format in [DeviceSampleFormat.s24_3LE, .s24LE, .s32LE] {
+            XCTAssertEqual(roundTrip(all24, format), all24, "24-bit values through \(format)")
+        }
+        let all32 = [Int32.min, -1, 0, 1, Int32.max] + (0..<100_000).map { _ in Int32(bitPattern: next()) }
+        XCTAssertEqual(roundTrip(all32, .s32LE), all32)
+        // S24_LE: whatever a program leaves in the top byte is not part of the sample.
+        let words: [UInt32] = [0xFF80_0000, 0x007F_FFFF, 0xAB00_0001, 0x1234_5678]
+        var unpacked = [Int32](repeating: 0, count: words.count)
+        words.map(\.littleEndian).withUnsafeBytes { SampleConversion.unpack($0.baseAddress!, count: words.count, format: .s24LE, into: &unpacked) }
+        XCTAssertEqual(unpacked, [Int32(-8_388_608) << 8, 8_388_607 << 8, 1 << 8, 0x34_5678 << 8])
+        // Floats: ±1 is full scale, beyond it clips, NaN is silence.
+        let floats: [Float] = [0, 0.5, -0.5, 1, -1, 2, -2, .nan, .infinity, -.infinity]
+        floats.map(\.bitPattern.littleEndian).withUnsafeBytes { raw in
+            var out = [Int32](repeating: 7, count: floats.count)
+            SampleConversion.unpack(raw.baseAddress!, count: floats.count, format: .floatLE, into: &out)
+            XCTAssertEqual(out, [0, 1 << 30, -(1 << 30), .max, .min, .max, .min, 0, .max, .min])
+        }
+        let viaFloat = roundTrip(all24, .floatLE)
+        for (a, b) in zip(all24, viaFloat) where abs(Int64(a) - Int64(b)) > 256 {
+            XCTFail("float round trip of \(a) gave \(b)")
+            break
+        }
+    }
 }
