@@ -155,6 +155,15 @@ let package = Package(
                 "TonearmSession", "TonearmSystem", .product(name: "NIOCore", package: "swift-nio"),
             ]
         ),
+        // Every ALSA program as an audio session: the server the `tonearm` ALSA plugin
+        // (ALSA/tonearm_pcm.c) connects to, as a plug-in of the control plane.
+        .target(
+            name: "TonearmPCMSessions",
+            dependencies: [
+                "TonearmControlPlane", "TonearmControl", "TonearmNetwork", "TonearmJSON", "TonearmAudio", "TonearmSession", "TonearmPlayer",
+                "TonearmSystem", .product(name: "SystemPackage", package: "swift-system"),
+            ]
+        ),
         // The MPD protocol as a plug-in of the control plane.
         .target(
             name: "TonearmMPD",
@@ -170,7 +179,7 @@ let package = Package(
             dependencies: [
                 "TonearmPlayer", "TonearmPlayback", "TonearmALSA", "TonearmAudio", "TonearmControlPlane", "TonearmControlSocket", "TonearmNetwork", "TonearmLibrary",
                 "TonearmMPD", "TonearmMPRIS", "TonearmWeb", "TonearmImage", "TonearmConfig", "TonearmSystem", "TonearmSession", "TonearmBoard", "TonearmGPIO",
-                "TonearmInput", "TonearmSerial",
+                "TonearmInput", "TonearmSerial", "TonearmPCMSessions",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "NIOCore", package: "swift-nio"),

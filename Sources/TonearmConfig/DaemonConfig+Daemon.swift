@@ -15,6 +15,11 @@ extension DaemonConfig {
 
         /// `socket`: the control socket's path.
         public var socket: String?
+        /// `pcm_socket`: where ALSA programs' audio comes in (the `tonearm` ALSA plugin);
+        /// "off" for none. Default: beside the control socket (`/run/tonearm/pcm.sock`).
+        public var pcmSocket: String?
+        /// `pcm_group`: the group whose members may open sessions through the plugin.
+        public var pcmGroup = "audio"
         /// `state_dir`: where the player state is saved.
         public var stateDirectory: String?
         /// `music_dir`: the music directory; files outside it are refused.
@@ -37,6 +42,8 @@ extension DaemonConfig.Daemon: ConfigSection {
 
     mutating func read(from table: inout ConfigTableReader) throws(ConfigError) {
         try table.read("socket", into: &socket)
+        try table.read("pcm_socket", into: &pcmSocket)
+        try table.read("pcm_group", into: &pcmGroup)
         try table.read("state_dir", into: &stateDirectory)
         try table.read("music_dir", into: &musicDirectory)
         try table.read("resume", into: &resume)
@@ -51,6 +58,12 @@ extension DaemonConfig.Daemon: ConfigSection {
                 length <= Self.maximumSocketPathBytes, "socket",
                 "is \(length) bytes long; a Unix socket path has room for \(Self.maximumSocketPathBytes)")
         }
+        if let pcmSocket, pcmSocket != "off" {
+            try check.path("pcm_socket", pcmSocket)
+            try check.require(pcmSocket.utf8.count <= Self.maximumSocketPathBytes, "pcm_socket",
+                              "is \(pcmSocket.utf8.count) bytes long; a Unix socket path has room for \(Self.maximumSocketPathBytes)")
+        }
+        try check.require(!pcmGroup.isEmpty, "pcm_group", "must name a group")
         try check.path("state_dir", stateDirectory)
         try check.path("music_dir", musicDirectory)
         try check.range("save_interval_seconds", saveIntervalSeconds, Self.saveIntervalSecondsRange)

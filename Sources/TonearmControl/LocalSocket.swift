@@ -12,9 +12,10 @@ package enum LocalSocket {
     /// The longest path a `sockaddr_un` holds (107 bytes and the terminating zero).
     package static let maxPathBytes = MemoryLayout.size(ofValue: sockaddr_un().sun_path) - 1
 
-    /// A new stream socket, close-on-exec, and non-blocking if asked.
-    package static func open(nonBlocking: Bool) throws(Errno) -> FileDescriptor {
-        var type = Int32(SOCK_STREAM.rawValue) | Int32(SOCK_CLOEXEC.rawValue)
+    /// A new stream socket (or, with `packets`, a sequenced-packet one: each send one
+    /// message), close-on-exec, and non-blocking if asked.
+    package static func open(nonBlocking: Bool, packets: Bool = false) throws(Errno) -> FileDescriptor {
+        var type = Int32((packets ? SOCK_SEQPACKET : SOCK_STREAM).rawValue) | Int32(SOCK_CLOEXEC.rawValue)
         if nonBlocking { type |= Int32(SOCK_NONBLOCK.rawValue) }
         let fd = socket(AF_UNIX, type, 0)
         guard fd >= 0 else { throw Errno(rawValue: errno) }

@@ -107,6 +107,13 @@ public enum SessionCommand: Sendable, Equatable {
     case write(SessionID, bytes: [UInt8])
     case end(SessionID)
     case stop(SessionID)
+    /// A program's audio into the session, as it comes: the result carries the inlet it is
+    /// written to (`Payload.inlet`), which takes at most `backlogFrames` ahead of the stream.
+    /// Activates the session, as playing does; replaces a stream it had.
+    case openInlet(SessionID, StreamFormat, encoding: DeviceSampleFormat, backlogFrames: Int)
+    /// Holds the session's stream where it is (a program's pause), or plays it on; an
+    /// interruption holds it all the same.
+    case pauseStream(SessionID, Bool)
 }
 
 /// A session's category, mode and options, as a client asks for them.
@@ -171,6 +178,8 @@ public struct CommandResult: Sendable, Equatable {
         case sessionClosed(SessionID)
         /// `write`: frames taken, and frames waiting to be played.
         case accepted(frames: Int, backlogFrames: Int)
+        /// `openInlet`: where the program's frames go.
+        case inlet(InletReference)
         /// `updateLibrary`: the scan's number (see `ScanProgress.finishedJob`).
         case scanQueued(job: Int)
     }

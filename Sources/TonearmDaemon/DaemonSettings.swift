@@ -15,6 +15,22 @@ public struct DaemonSettings: Sendable {
     public var mixerControl: String?
     public var mixerCard = "default"
     public var socketPath: String
+    /// Where ALSA programs' audio comes in; nil for none. Beside the control socket unless the
+    /// profile says otherwise: `pcm.sock` next to `control.sock`, `NAME-pcm.sock` next to
+    /// `NAME.sock`.
+    public var pcmSocketPath: String? {
+        if let path = profile.daemon.pcmSocket { return path == "off" ? nil : path }
+        var directory = socketPath, file = socketPath
+        if let slash = socketPath.lastIndex(of: "/") {
+            directory = String(socketPath[...slash])
+            file = String(socketPath[socketPath.index(after: slash)...])
+        } else {
+            directory = ""
+        }
+        if file == "control.sock" { return directory + "pcm.sock" }
+        let stem = file.hasSuffix(".sock") ? String(file.dropLast(5)) : file
+        return directory + stem + "-pcm.sock"
+    }
     public var stateDirectory: String
     /// Files that live while the daemon runs (the covers MPRIS names by URL).
     public var runtimeDirectory = Self.defaultRuntimeDirectory()

@@ -7,6 +7,7 @@ import TonearmControlSocket
 import TonearmMPD
 import TonearmMPRIS
 import TonearmNetwork
+import TonearmPCMSessions
 import TonearmWeb
 
 /// Every client the daemon runs, built from the profile: adding one is a new module, a line
@@ -17,6 +18,9 @@ public enum PlugInRegistry {
     public static func plugIns(for settings: DaemonSettings, group: any EventLoopGroup, log: PlugInLog) throws -> [any PlugIn] {
         var plugIns: [any PlugIn] = []
         plugIns.append(try ControlSocketPlugIn(path: settings.socketPath, group: group, log: log))
+        if let path = settings.pcmSocketPath {
+            plugIns.append(try PCMSessionsPlugIn(path: path, group: settings.profile.daemon.pcmGroup, log: log))
+        }
         if settings.profile.mpd.isEnabled { plugIns.append(mpd(settings, group: group)) }
         let mpris = settings.profile.mpris
         let covers = settings.runtimeDirectory + "/covers-" + mpris.name

@@ -2,6 +2,7 @@ import TonearmAudio
 import TonearmControlPlane
 import TonearmPlayback
 import TonearmSession
+import TonearmSystem
 
 #if canImport(Glibc)
 import Glibc
@@ -83,6 +84,20 @@ extension PlayerDaemon {
             try own(id, client)
             stopSessionStream(id)
             return answer(id)
+        case .openInlet(let id, let format, let encoding, let backlogFrames):
+            try own(id, client)
+            let room = Wakeup()
+            let handle = try play(into: id, path: nil, format: format, backlog: (backlogFrames, room))
+            let inlet = EngineInlet(engine: engine, handle: handle, format: format, encoding: encoding, room: room)
+            return CommandResult(status: .success, payload: .inlet(InletReference(inlet)))
+        case .pauseStream(let id, let paused):
+            try own(id, client)
+            guard book.streams[id] != nil else {
+                throw CommandFailure(.notStreaming, "session \(id) has no stream to pause")
+            }
+            book.streams[id]?.paused = paused
+            holdOrRelease(id)
+            return answer(id)
         }
     }
 
@@ -110,7 +125,9 @@ extension PlayerDaemon {
 
     /// A FLAC file or raw PCM into a session. An inactive session is activated first, as
     /// playing does on iOS; an interrupted one starts held.
-    private func play(into id: SessionID, path: String?, format: StreamFormat?) throws(CommandFailure) {
+    @discardableResult
+    private func play(into id: SessionID, path: String?, format: StreamFormat?,
+                      backlog: (frames: Int, room: Wakeup)? = nil) throws(CommandFailure) -> StreamHandle {
         guard book.session(id)?.category != .record else {
             throw CommandFailure(.badArgument, "session \(id) is in category record, which has no output")
         }
@@ -121,7 +138,7 @@ extension PlayerDaemon {
         do throws(PlaybackError) {
             let fade: Float = output.silencedByMute ? 0 : 1
             if let format {
-                handle = try engine.startStream(format: format, fade: fade)
+                handle = try engine.startStream(format: format, fade: fade, backlogFrames: backlog?.frames, room: backlog?.room)
             } else {
                 handle = try engine.startStream(path: path ?? "", fade: fade)
             }
@@ -137,6 +154,7 @@ extension PlayerDaemon {
         book.streams[id] = SessionStream(handle: handle, pcm: format)
         if book.session(id)?.interrupted == true { engine.holdStream(handle) }
         changes.subsystems.insert(.sessions)
+        return handle
     }
 }
 
@@ -157,4 +175,41 @@ enum PCMBytes {
             initialized = count
         }
     }
+}
+
+/// A session's stream as a program writes it (`openInlet`): frames go straight to the engine's
+/// feed, from the thread that reads the program, never past the backlog the program's buffer
+/// allows.
+final class EngineInlet: StreamInlet {
+    let engine: PlaybackEngine
+    let handle: StreamHandle
+    let format: StreamFormat
+    let encoding: DeviceSampleFormat
+    private let room: Wakeup
+
+    init(engine: PlaybackEngine, handle: StreamHandle, format: StreamFormat, encoding: DeviceSampleFormat, room: Wakeup) {
+        self.engine = engine
+        self.handle = handle
+        self.format = format
+        self.encoding = encoding
+        self.room = room
+    }
+
+    func write(_ bytes: UnsafeRawBufferPointer) -> Int {
+        let frameBytes = format.channels * encoding.bytesPerSample
+        let frames = min(bytes.count / frameBytes, engine.streamRoomFrames(handle))
+        guard frames > 0, let base = bytes.baseAddress else { return 0 }
+        let count = frames * format.channels
+        let samples = [Int32](unsafeUninitializedCapacity: count) { buffer, initialized in
+            SampleConversion.unpack(base, count: count, format: encoding, into: buffer.baseAddress!)
+            initialized = count
+        }
+        return engine.feedStream(handle, samples: samples) ? frames : 0
+    }
+
+    var wakeDescriptor: Int32 { room.descriptor }
+    func consumeWake() { room.consume() }
+    var queuedFrames: Int { engine.streamQueuedFrames(handle) }
+    func end() { engine.endStream(handle) }
+    var isFinished: Bool { engine.streamFinished(handle) }
 }

@@ -35,6 +35,8 @@ struct SessionStream {
     var pcm: StreamFormat?
     /// The client sent `sessionEnd`: further writes are refused as `notStreaming`, not `busy`.
     var ended = false
+    /// Its program paused it (`pauseStream`): held, as an interruption holds it.
+    var paused = false
 }
 
 extension PlayerDaemon {
@@ -90,7 +92,7 @@ extension PlayerDaemon {
                 // Interrupted: held (faded out, kept); otherwise sounding again if it was held
                 // (the interruption ended, or its owner activated it again). Then the gains,
                 // which a held stream keeps at fade 0.
-                if state.interrupted { engine.holdStream(stream.handle) } else { engine.releaseStream(stream.handle) }
+                holdOrRelease(state.id)
                 engine.setStream(stream.handle, duck: duck, fade: fade)
             }
             if (before[state.id]?.ducked ?? false) != output.ducked && state.owner != SessionsState.playerOwner {
@@ -122,6 +124,17 @@ extension PlayerDaemon {
             try? change(.deactivate(SessionsState.playerSession))
         default:
             break
+        }
+    }
+
+    /// A session's stream is held while the session is interrupted or its program paused it,
+    /// and sounds otherwise.
+    func holdOrRelease(_ id: SessionID) {
+        guard let stream = book.streams[id] else { return }
+        if book.session(id)?.interrupted == true || stream.paused {
+            engine.holdStream(stream.handle)
+        } else {
+            engine.releaseStream(stream.handle)
         }
     }
 

@@ -16,7 +16,7 @@ struct UnixSocketFile {
     /// Binds a new socket at `path` and sets the file's mode. The socket is not listening yet:
     /// its owner hands it to SwiftNIO (`ServerBootstrap.withBoundSocket`), which listens, so
     /// nobody connects before the mode is right.
-    static func bind(at path: String, mode: mode_t) throws(ControlError) -> (FileDescriptor, UnixSocketFile) {
+    static func bind(at path: String, mode: mode_t, packets: Bool = false) throws(ControlError) -> (FileDescriptor, UnixSocketFile) {
         func failure(_ why: String) -> ControlError { ControlError(path: path, message: "cannot listen on \(path): \(why)") }
         let taken = ControlError(path: path, message: "another daemon is listening on \(path)")
 
@@ -39,7 +39,7 @@ struct UnixSocketFile {
             // A socket file is left behind when a daemon crashes. If something answers on it,
             // it is not stale.
             let probed = Result { () throws(Errno) in
-                let probe = try LocalSocket.open(nonBlocking: true)
+                let probe = try LocalSocket.open(nonBlocking: true, packets: packets)
                 defer { try? probe.close() }
                 try LocalSocket.connect(probe, to: path)
             }
@@ -57,7 +57,7 @@ struct UnixSocketFile {
 
         let socket: FileDescriptor
         do {
-            socket = try LocalSocket.open(nonBlocking: true)
+            socket = try LocalSocket.open(nonBlocking: true, packets: packets)
         } catch {
             throw failure("socket: \(error)")
         }

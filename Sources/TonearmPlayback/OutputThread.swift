@@ -345,6 +345,7 @@ struct OutputThread {
             period.offset += n
             engine.framesWritten.add(n, ordering: .relaxed)
             deviceFill += n
+            engine.deviceQueuedFrames.store(deviceFill + period.pending - n, ordering: .relaxed)
             deviceEnd += n
             writtenSinceStart += n
             // What is heard now: the player's frames read, less those still in the device or

@@ -1,5 +1,6 @@
 import Synchronization
 import TonearmAudio
+import TonearmSystem
 
 /// Raw PCM a session's client sends (`feedStream`), waiting for the stream's producer thread.
 ///
@@ -10,8 +11,12 @@ import TonearmAudio
 /// come back later rather than filling the daemon's memory.
 final class PCMFeed: @unchecked Sendable {
     let format: StreamFormat
-    /// `feed` refuses while the backlog holds this many frames (2 s of audio) or more.
+    /// `feed` refuses while the backlog holds this many frames (2 s of audio unless the feeder
+    /// asks for less) or more.
     let backlogLimitFrames: Int
+    /// Posted each time the producer takes frames (room in the backlog) and when the feed
+    /// closes: a feeder that waits for room polls its descriptor.
+    let room: Wakeup?
     /// Frames the producer takes at a time.
     static let blockFrames = 4096
 
@@ -31,9 +36,10 @@ final class PCMFeed: @unchecked Sendable {
     /// The producer's block; only the producer touches it (hence `@unchecked Sendable`).
     private let block: UnsafeMutablePointer<Int32>
 
-    init(format: StreamFormat) {
+    init(format: StreamFormat, backlogFrames: Int? = nil, room: Wakeup? = nil) {
         self.format = format
-        backlogLimitFrames = 2 * format.sampleRate
+        backlogLimitFrames = max(1, backlogFrames ?? 2 * format.sampleRate)
+        self.room = room
         block = .allocate(capacity: Self.blockFrames * format.channels)
     }
 
@@ -78,6 +84,12 @@ final class PCMFeed: @unchecked Sendable {
             q.queuedFrames = 0
             q.inFlightFrames = 0
         }
+        room?.post()
+    }
+
+    /// Frames `feed` would take now.
+    var roomFrames: Int {
+        queue.withLock { q in q.ended ? 0 : max(0, backlogLimitFrames - q.queuedFrames - q.inFlightFrames) }
     }
 
     /// Frames fed but not yet written to the slot's ring.
@@ -88,6 +100,12 @@ final class PCMFeed: @unchecked Sendable {
     /// The next block of up to `blockFrames` frames. The block taken before is, by now, in the
     /// ring.
     func take() -> SourceBlock {
+        let block = takeBlock()
+        if case .samples = block { room?.post() }
+        return block
+    }
+
+    private func takeBlock() -> SourceBlock {
         queue.withLock { q in
             q.inFlightFrames = 0
             var copied = 0

@@ -23,10 +23,14 @@ extension PlaybackEngine {
     /// Starts a stream of raw PCM in `format` that the control plane feeds (`feedStream`) and
     /// ends (`endStream`); otherwise like a file's stream, `gain`, `fade` and conversion alike.
     /// Rates of 8 to 384 kHz, 1 to 8 channels, 8 to 32 bits; the device opens at `format` when
-    /// nothing has played yet.
-    public func startStream(format: StreamFormat, gain: Float = 1, fade: Float = 1) throws(PlaybackError) -> StreamHandle {
+    /// nothing has played yet. `backlogFrames` bounds what `feedStream` takes ahead of the
+    /// producer (2 s by default); `room` is posted each time the producer takes some of it, and
+    /// when the stream ends.
+    public func startStream(format: StreamFormat, gain: Float = 1, fade: Float = 1, backlogFrames: Int? = nil,
+                            room: Wakeup? = nil) throws(PlaybackError) -> StreamHandle {
         if let problem = PCMFeed.problem(with: format) { throw .unsupportedStreamFormat(format, problem: problem) }
-        return try claimSlot(for: .feed(PCMFeed(format: format)), naming: "raw PCM in \(format)", gain: gain, fade: fade)
+        let feed = PCMFeed(format: format, backlogFrames: backlogFrames, room: room)
+        return try claimSlot(for: .feed(feed), naming: "raw PCM in \(format)", gain: gain, fade: fade)
     }
 
     /// Queues interleaved samples in the stream's format, left-justified as the FLAC decoder
@@ -50,6 +54,26 @@ extension PlaybackEngine {
     /// Frames fed but not yet written to the slot's ring (0 for a file's stream), for flow
     /// control: a client keeps it at a second or so.
     public func streamBacklogFrames(_ handle: StreamHandle) -> Int { feed(handle)?.backlogFrames ?? 0 }
+
+    /// Frames `feedStream` takes now without going over the stream's backlog limit (0 once it
+    /// has ended).
+    public func streamRoomFrames(_ handle: StreamHandle) -> Int { feed(handle)?.roomFrames ?? 0 }
+
+    /// Frames of a raw PCM stream fed but not yet heard, at the stream's rate: its backlog, what
+    /// its ring holds, and what the device holds ahead of the listener (so a stream mixed in
+    /// less than a device buffer ago counts a little more than it has there). 0 once the
+    /// stream has finished.
+    public func streamQueuedFrames(_ handle: StreamHandle) -> Int {
+        guard let feed = feed(handle), let slot = current(handle) else { return 0 }
+        let rate = deviceRate.load(ordering: .acquiring)
+        let channels = deviceChannels.load(ordering: .acquiring)
+        var queued = feed.backlogFrames
+        if rate > 0, channels > 0 {
+            let deviceFrames = slot.ring.readableSamples / channels + deviceQueuedFrames.load(ordering: .relaxed)
+            queued += deviceFrames * feed.format.sampleRate / rate
+        }
+        return queued
+    }
 
     /// Fades the stream out (30 ms) and frees its slot; a held stream is freed at once.
     public func stopStream(_ handle: StreamHandle) {
@@ -221,6 +245,8 @@ extension PlaybackEngine {
         slot.finishedSerial.store(slot.serial.load(ordering: .acquiring), ordering: .releasing)
         slot.busy.store(false, ordering: .releasing)
         busySlots.subtract(1, ordering: .releasing)
+        // A feeder waiting for room learns the stream is over.
+        if case .feed(let feed) = source { feed.room?.post() }
         announce()
     }
 }

@@ -44,7 +44,7 @@ public struct PlaybackOptions: Sendable {
     /// SCHED_FIFO priority asked for by the output thread.
     public var realtimePriority: Int32 = 70
     /// Mixer slots for sessions' streams besides the player (`startStream`).
-    public var streamSlots = 3
+    public var streamSlots = 10
     /// Samples each stream slot's ring holds: 0.5 s at 48 kHz stereo. Small, so several slots
     /// keep the daemon's resident size down; the producer refills it every few milliseconds.
     /// With `bufferMilliseconds`, room for that much history besides.
@@ -283,6 +283,9 @@ public final class PlaybackEngine: @unchecked Sendable {
     let rewindCount = Atomic<Int>(0)
     let rewoundFrames = Atomic<Int>(0)
     let framesWritten = Atomic<Int>(0)
+    /// Frames the device held, and those rendered but not yet written, as of the last write:
+    /// how far behind the mixer the listener is. Output → control.
+    let deviceQueuedFrames = Atomic<Int>(0)
     /// The player's ring sample being heard as of the last write: what the mixer read, less the
     /// frames waiting in the device buffer and those rendered but not yet written. Output →
     /// control, to tell when a mark is (or will be) heard.
