@@ -224,6 +224,10 @@ let package = Package(
         .testTarget(name: "TonearmPlayerTests", dependencies: ["TonearmPlayer"]),
         .testTarget(name: "TonearmConfigTests", dependencies: ["TonearmConfig", "TonearmControlPlane", "TonearmPlayer", "TonearmAudio"]),
         .testTarget(name: "TonearmSessionTests", dependencies: ["TonearmSession"]),
+        .testTarget(
+            name: "TonearmPCMSessionsTests",
+            dependencies: ["TonearmPCMSessions", "TonearmControlPlane", "TonearmSession", "TonearmAudio", "TonearmSystem", "TestSupport"]
+        ),
         .testTarget(name: "TonearmControlPlaneTests", dependencies: ["TonearmControlPlane", "TonearmPlayer", "TonearmSession"]),
         .testTarget(name: "TonearmControlSocketTests", dependencies: ["TonearmControlSocket", "TonearmControl", "TonearmControlPlane", "TonearmJSON", "TonearmPlayer"]),
         .testTarget(

@@ -91,6 +91,8 @@ final class PCMConnection: @unchecked Sendable {
                 guard readMessages() else { break }
             }
         }
+        // The program sees the end at once; the descriptor closes with the connection.
+        _ = shutdown(socket.rawValue, Int32(SHUT_RDWR))
         end()
     }
 

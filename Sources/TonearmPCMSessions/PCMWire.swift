@@ -140,7 +140,7 @@ enum PCMWire {
             var options: SessionOptions = []
             for value in names {
                 guard case .string(let name) = value, let option = SessionOptions(name: name) else {
-                    return .failure(WireError("there is no option \(value) (options: \(SessionOptions.named.map(\.name).joined(separator: ", ")))"))
+                    return .failure(WireError("there is no option \(value.serialized) (options: \(SessionOptions.named.map(\.name).joined(separator: ", ")))"))
                 }
                 options.insert(option)
             }

@@ -19,6 +19,8 @@ public final class TestControlPlane: ControlPlane {
         var snapshotsRead = 0
         var disabled: Set<CommandName> = []
         var refusal: (@Sendable (Command) -> CommandFailure?)?
+        var answer: (@Sendable (Command) -> CommandResult?)?
+        var left: [ClientID] = []
     }
 
     private let state: Mutex<State>
@@ -34,7 +36,7 @@ public final class TestControlPlane: ControlPlane {
             state.received.append(Received(command: command, source: source.name))
             if let name = command.name, state.disabled.contains(name) { return CommandResult(status: .disabled) }
             if let failure = state.refusal?(command) { return CommandResult(status: .commandFailed, failure: failure) }
-            return CommandResult(status: .success)
+            return state.answer?(command) ?? CommandResult(status: .success)
         }
     }
 
@@ -49,7 +51,14 @@ public final class TestControlPlane: ControlPlane {
 
     public func newClient() -> ClientID { ClientID(clients.add(1, ordering: .relaxed).oldValue) }
 
-    public func clientLeft(_ client: ClientID) async {}
+    public func clientLeft(_ client: ClientID) async { state.withLock { $0.left.append(client) } }
+
+    /// The clients that left, in order.
+    public var clientsLeft: [ClientID] { state.withLock { $0.left } }
+
+    /// Answers the commands `answer` returns a result for with that result (a session's report,
+    /// an inlet).
+    public func answer(_ answer: @escaping @Sendable (Command) -> CommandResult?) { state.withLock { $0.answer = answer } }
 
     /// The state from now on, published as a change of `subsystems`.
     public func publish(_ snapshot: ControlState, _ subsystems: Set<Subsystem> = [.player]) {
