@@ -545,6 +545,40 @@ public final class Mixer: @unchecked Sendable {
             return frames
         }
 
+        // One session's stream alone (the player silent, nothing else with data), settled at
+        // unity: bit-perfect too, padded with silence as any secondary input is.
+        if !primaryEnabled && limiter.gain == 1 {
+            var sole = -1
+            index = 1
+            while index < inputs.count {
+                let input = inputs[index]
+                if input.isEnabledForRendering && input.ring.readableSamples >= channels {
+                    sole = sole == -1 ? index : -2
+                }
+                index += 1
+            }
+            if sole > 0 && inputs[sole].isSettledAtUnity {
+                let input = inputs[sole]
+                let n = input.ring.read(into: intScratch, count: min(samples, input.ring.readableSamples / channels * channels))
+                if n < samples { (intScratch + n).update(repeating: 0, count: samples - n) }
+                SampleConversion.pack(intScratch, count: samples, into: destination, format: format.sampleFormat)
+                index = 1
+                while index < inputs.count {
+                    let other = inputs[index]
+                    index += 1
+                    guard other.isEnabledForRendering else { continue }
+                    if other !== input {
+                        other.volumeRamp.advance(by: frames)
+                        other.duckRamp.advance(by: frames)
+                        other.fadeRamp.advance(by: frames)
+                        other.levelRamp.advance(by: frames)
+                    }
+                    other.publishAppliedGain()
+                }
+                return frames
+            }
+        }
+
         floatScratch.update(repeating: 0, count: samples)
         index = 0
         while index < inputs.count {
