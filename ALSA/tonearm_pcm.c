@@ -303,6 +303,9 @@ static int wait_for_answer(struct tonearm_pcm *pcm, uint8_t expected, const char
 		uint64_t now = monotonic_ns();
 		int err = now < deadline ? wait_for_daemon(pcm, (int)((deadline - now) / 1000000u) + 1)
 					 : -ETIMEDOUT;
+		/* After an 'e' the daemon may close at once: the 'e' is the answer. */
+		if (pcm->got_answer)
+			break;
 		if (err < 0)
 			pcm->awaiting_answer = false;
 		if (err == -ETIMEDOUT) {
@@ -419,8 +422,8 @@ static int tonearm_stop(snd_pcm_ioplug_t *io)
 	struct tonearm_pcm *pcm = io->private_data;
 
 	pcm->paused = false;
-	/* After 'n' nothing waits; a drop would only be noise. */
-	if (!pcm->drained)
+	/* After 'n', or before anything was sent, nothing waits to be dropped. */
+	if (!pcm->drained && (pcm->started || pcm->written > 0))
 		send_control(pcm, MSG_DROP, 0);
 	return 0;
 }
