@@ -363,7 +363,7 @@ static snd_pcm_sframes_t tonearm_pointer(snd_pcm_ioplug_t *io)
 	if (io->state == SND_PCM_STATE_DRAINING && !pcm->drained && position > 0 &&
 	    position == pcm->written)
 		position--;
-	return (snd_pcm_sframes_t)(position % pcm->boundary);
+	return (snd_pcm_sframes_t)(pcm->boundary ? position % pcm->boundary : position);
 }
 
 static snd_pcm_sframes_t tonearm_transfer(snd_pcm_ioplug_t *io, const snd_pcm_channel_area_t *areas,
