@@ -100,13 +100,16 @@ final class PCMFeed: @unchecked Sendable {
     /// The next block of up to `blockFrames` frames. The block taken before is, by now, in the
     /// ring.
     func take() -> SourceBlock {
-        let block = takeBlock()
-        if case .samples = block { room?.post() }
+        let (block, freed) = takeBlock()
+        // The last block is in the ring (its frames no longer count), or frames were taken:
+        // either way there is room.
+        if freed { room?.post() }
         return block
     }
 
-    private func takeBlock() -> SourceBlock {
+    private func takeBlock() -> (SourceBlock, freed: Bool) {
         queue.withLock { q in
+            let wasInFlight = q.inFlightFrames > 0
             q.inFlightFrames = 0
             var copied = 0
             let capacity = Self.blockFrames * format.channels
@@ -120,11 +123,11 @@ final class PCMFeed: @unchecked Sendable {
                     q.taken = 0
                 }
             }
-            if copied == 0 { return q.ended ? .ended : .waiting }
+            if copied == 0 { return (q.ended ? .ended : .waiting, wasInFlight) }
             let frames = copied / format.channels
             q.queuedFrames -= frames
             q.inFlightFrames = frames
-            return .samples(UnsafeBufferPointer(start: block, count: copied))
+            return (.samples(UnsafeBufferPointer(start: block, count: copied)), true)
         }
     }
 }
