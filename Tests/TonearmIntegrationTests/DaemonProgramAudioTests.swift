@@ -124,7 +124,7 @@ extension DaemonSessionTests {
         let speech = try runProcess("espeak-ng", ["-s", "140", "Turn left in two hundred metres, then keep right."],
                                     environment: environment, timeout: 30)
         XCTAssertEqual(speech.status, 0, "\(speech)\n\(daemonReport(world.daemon))")
-        sleepSeconds(1.0)
+        sleepSeconds(2.5)
         try world.ok("stop")
 
         let (left, right) = try capture(world)
@@ -145,6 +145,8 @@ extension DaemonSessionTests {
         let during = level(left, (first + 6 * fifty)..<(last - 2 * fifty), 440)
         XCTAssertEqual(dB(during / before), -15, accuracy: 1, "ducked while it speaks")
         // Back once espeak-ng has drained and closed its PCM (its last frames are silence).
+        XCTAssertGreaterThan(left.count, last + 40 * fifty, "two seconds of music after the speech")
+        guard left.count > last + 40 * fifty else { return }
         let after = level(left, (last + 30 * fifty)..<(last + 40 * fifty), 440)
         XCTAssertEqual(dB(after / before), 0, accuracy: 0.5, "back after it")
     }
