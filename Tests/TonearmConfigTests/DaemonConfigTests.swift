@@ -111,6 +111,23 @@ final class DaemonConfigTests: XCTestCase {
         assertRefused("[library]\nindex = 1", .unknownKey, "unknown key 'index' in [library] (line 2)")
     }
 
+    func testTheProgramAudioSocket() throws {
+        XCTAssertNil(DaemonConfig().daemon.pcmSocket, "beside the control socket unless given")
+        XCTAssertEqual(DaemonConfig().daemon.pcmGroup, "audio")
+        let config = parse("""
+            [daemon]
+            pcm_socket = "/run/x/programs.sock"
+            pcm_group = "tonearm"
+            """)
+        XCTAssertEqual(config.daemon.pcmSocket, "/run/x/programs.sock")
+        XCTAssertEqual(config.daemon.pcmGroup, "tonearm")
+        XCTAssertEqual(parse("[daemon]\npcm_socket = \"off\"").daemon.pcmSocket, "off")
+        assertRefused("[daemon]\npcm_group = \"\"", .outOfRange, "daemon.pcm_group must name a group (line 2)")
+        let long = String(repeating: "x", count: 120)
+        assertRefused("[daemon]\npcm_socket = \"/\(long)\"", .outOfRange,
+                      "daemon.pcm_socket is 121 bytes long; a Unix socket path has room for 107 (line 2)")
+    }
+
     func testTheMPDSection() throws {
         let defaults = DaemonConfig().mpd
         XCTAssertEqual([defaults.bind, String(defaults.port), String(defaults.maxClients)], ["127.0.0.1", "6600", "20"])
