@@ -142,8 +142,10 @@ final class PCMConnection: @unchecked Sendable {
             return true
         case .pause:
             paused = header.flags & 1 != 0
-            if inlet != nil, let session { _ = call(.pauseStream(session, paused)) }
-            return true
+            guard inlet != nil, let session else { return true }
+            _ = call(.pauseStream(session, paused))
+            // Paused, the delay stops moving: the program reads it exact from here.
+            return reportPosition()
         }
     }
 
