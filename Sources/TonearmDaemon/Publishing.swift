@@ -152,7 +152,8 @@ extension PlayerDaemon {
             if state.id == SessionsState.playerSession {
                 gain = engine.appliedGain(slot: 0)
             } else if let stream {
-                gain = engine.appliedGain(stream.handle)
+                // A held stream is not heard, whatever gain it last sounded at.
+                gain = engine.isStreamHeld(stream.handle) ? 0 : engine.appliedGain(stream.handle)
             } else {
                 gain = output.linearGain(duckGain: SessionBook.duckLevel)
             }

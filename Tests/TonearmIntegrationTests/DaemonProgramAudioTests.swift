@@ -320,3 +320,32 @@ extension DaemonSessionTests {
         XCTAssertEqual(member.status, 0, "a member of group audio plays: \(member)")
     }
 }
+
+extension DaemonSessionTests {
+    /// A program playing through `tonearm:media` owns Now Playing, and the remote commands go
+    /// to it: pause holds its stream (it waits, as on a paused card), play plays it on; when it
+    /// ends, the player has the commands again.
+    func testTheButtonsFollowAProgramThatOwnsNowPlaying() throws {
+        try requirePacedDevice()
+        let world = try DaemonBench(device: "paced")
+        let raw = ["-q", "-D", "tonearm:media", "-t", "raw", "-f", "S16_LE", "-c", "2", "-r", "48000", "/dev/urandom"]
+        let program = try RunningProcess("aplay", raw, environment: try programs(world))
+        defer { program.send(SIGKILL) }
+        var owner: [String: Any]?
+        XCTAssertTrue(try waitUntil(timeout: 10) {
+            owner = try programSessions(world, named: "aplay").first
+            return owner?.bool("nowPlaying") == true && (owner?.double("gain") ?? 0) > 0.99
+        }, "the program owns Now Playing and sounds: \(owner.map(jsonText) ?? "no session")")
+        let pause = try world.daemon.result("pause")
+        XCTAssertEqual(pause.int("forwardedTo"), owner?.int("session"), "forwarded to the program's session: \(jsonText(pause))")
+        XCTAssertTrue(try waitUntil(timeout: 5) { (try programSessions(world, named: "aplay").first?.double("gain") ?? 1) == 0 },
+                      "paused: its stream is held: \((try? world.daemon.result("sessions")).map(jsonText) ?? "")\n\(daemonReport(world.daemon))")
+        XCTAssertTrue(program.isRunning, "the program waits, it is not stopped")
+        try world.ok("play")
+        XCTAssertTrue(try waitUntil(timeout: 5) { (try programSessions(world, named: "aplay").first?.double("gain") ?? 0) > 0.99 },
+                      "played on")
+        program.send(SIGTERM)
+        _ = program.wait(timeout: 5)
+        XCTAssertTrue(try waitUntil(timeout: 5) { try world.daemon.result("sessions").int("nowPlayingOwner") != owner?.int("session") })
+    }
+}
