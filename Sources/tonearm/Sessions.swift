@@ -9,7 +9,7 @@ import Glibc
 struct Sessions: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "List the audio sessions: the player's and those clients opened.",
-        discussion: "Each session's category, mode, options, whether it is active, interrupted, ducked or silenced by the mute input, and the gain applied to its output now. --json prints the daemon's answer: muted, nowPlayingOwner and sessions.")
+        discussion: "Each session's name (the program's, for an ALSA program playing through the tonearm plugin), category, mode, options, whether it is active, interrupted, ducked or silenced by the mute input, and the gain applied to its output now. --json prints the daemon's answer: muted, nowPlayingOwner and sessions.")
     @OptionGroup var connection: Connection
     @Flag(help: "Print JSON.") var json = false
 
@@ -20,7 +20,7 @@ struct Sessions: ParsableCommand {
             return
         }
         print("mute input: \(report["muted"]?.boolValue == true ? "on" : "off")")
-        print("SESSION  OWNER   CATEGORY       MODE          ACTIVE  STATE         GAIN      OPTIONS")
+        print("SESSION  NAME            OWNER      CATEGORY       MODE          ACTIVE  STATE         GAIN      OPTIONS")
         for session in report["sessions"]?.arrayValue ?? [] {
             var state: [String] = []
             if session["interrupted"]?.boolValue == true { state.append("interrupted") }
@@ -31,7 +31,7 @@ struct Sessions: ParsableCommand {
             let owner = session["owner"]?.stringValue ?? session["owner"]?.intValue.map { "client \($0)" } ?? "?"
             let options = (session["options"]?.arrayValue ?? []).compactMap(\.stringValue).joined(separator: ",")
             print([
-                pad(String(session["session"]?.intValue ?? 0), 8), pad(owner, 7),
+                pad(String(session["session"]?.intValue ?? 0), 8), pad(session["name"]?.stringValue ?? "-", 15), pad(owner, 10),
                 pad(session["category"]?.stringValue ?? "?", 14), pad(session["mode"]?.stringValue ?? "?", 13),
                 pad(session["active"]?.boolValue == true ? "yes" : "no", 7), pad(state.isEmpty ? "-" : state.joined(separator: ","), 13),
                 pad(gain, 9), options.isEmpty ? "-" : options,
