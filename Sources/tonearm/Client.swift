@@ -356,7 +356,7 @@ struct Watch: ParsableCommand {
 struct Doctor: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Diagnose Now Playing, commands and the output device.",
-        discussion: "Shows the session (category, options, active), each command's enabled flag, the Now Playing dictionary, whether the output is heard, the output device, and every red flag that applies with what to do about it.")
+        discussion: "Shows the session (category, options, active), each command's enabled flag, the Now Playing dictionary, whether the output is heard, the output device, each [[link]] and whether its player is there, and every red flag that applies with what to do about it.")
     @OptionGroup var connection: Connection
     @Flag(help: "Print JSON.") var json = false
 
@@ -381,6 +381,10 @@ struct Doctor: ParsableCommand {
         if let device = report["device"] {
             let format = device["format"]?.stringValue.map { "\($0) \(device["rate"]?.intValue ?? 0) Hz \(device["channels"]?.intValue ?? 0) ch, period \(device["periodFrames"]?.intValue ?? 0), buffer \(device["bufferFrames"]?.intValue ?? 0)" } ?? "not configured"
             print("device:      \(device["name"]?.stringValue ?? "?") — \(device["state"]?.stringValue ?? "?"), \(format), \(device["underruns"]?.intValue ?? 0) underruns")
+        }
+        for link in report["links"]?.arrayValue ?? [] {
+            let there = link["present"]?.boolValue == true ? "there" : "NOT there"
+            print("link:        sessions '\(link["session"]?.stringValue ?? "?")' ↔ \(link["player"]?.stringValue ?? "?") — \(there)")
         }
         let flags = report["redFlags"]?.arrayValue ?? []
         if flags.isEmpty {
