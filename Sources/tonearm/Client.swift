@@ -55,7 +55,7 @@ struct Connection: ParsableArguments {
 struct Status: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Show what the daemon is playing.",
-        discussion: "--json prints the daemon's status object: state, title, artist, album, duration, elapsed (extrapolated to now), rate (0 while paused, or while playing and nothing is heard), output (ok, or what the output waits for: the device lost, stopped responding or not there yet), queueIndex, queueCount, volume, repeat, shuffle, single, consume, replayGain (mode, preamp, missingPreamp, limit), eligible, commands (name → enabled), artwork, device, library, saveFailure (why the player's state cannot be saved now, or null).")
+        discussion: "--json prints the daemon's status object: state, title, artist, album, duration, elapsed (extrapolated to now), rate (0 while paused, or while playing and nothing is heard), output (ok, or what the output waits for: the device lost, stopped responding or not there yet), queueIndex, queueCount, volume, repeat, shuffle, single, consume, replayGain (mode, preamp, missingPreamp, limit), eligible, commands (name → enabled), artwork, device, library, saveFailure (why the player's state cannot be saved now, or null), nowPlayingLink (session, player, present: the [[link]] whose program's Now Playing this is, or null for the player's own) and links.")
     @OptionGroup var connection: Connection
     @Flag(help: "Print JSON.") var json = false
 
@@ -79,7 +79,8 @@ struct Status: ParsableCommand {
     }
 }
 
-/// One line describing the player: "▶ Title — Artist  1:02 / 3:45  [2/10]".
+/// One line describing the player: "▶ Title — Artist  1:02 / 3:45  [2/10]", or another
+/// program's item: "▶ Title — Artist  0:42 / 3:00  (shairport-sync)".
 enum StatusLine {
     static func render(_ status: JSONValue, extraSeconds: Double = 0) -> String {
         let state = status["state"]?.stringValue ?? "stopped"
@@ -100,6 +101,8 @@ enum StatusLine {
         if let index = status["queueIndex"]?.intValue, let count = status["queueCount"]?.intValue {
             line += "  [\(index + 1)/\(count)]"
         }
+        // Another program's, through its linked player.
+        if let session = status["nowPlayingLink"]?["session"]?.stringValue { line += "  (\(session))" }
         return line
     }
 }

@@ -104,6 +104,10 @@ final class DaemonLinkTests: XCTestCase {
         XCTAssertEqual(artwork.int("width"), 1)
         XCTAssertEqual(try world.daemon.result("artwork", ["artwork": artwork.string("id") ?? ""]).string("data"),
                        Data(Self.coverPNG).base64EncodedString(), "served as it is")
+        let line = try world.ok("status").stdout
+        XCTAssertTrue(line.hasPrefix("▶ Song 1 — Scripted Artist, Guest  0:") && line.contains(" / 3:00  (shairport-sync)"), line)
+        XCTAssertTrue(try world.ok("doctor").stdout.contains(
+            "link:        sessions 'shairport-sync' ↔ \(Self.playerName) on the session bus — there"))
         XCTAssertEqual(try mpc("-f", "%file%;%title%;%artist%;%album%", "current"), "shairport-sync;Song 1;Scripted Artist, Guest;Private Bus\n")
         XCTAssertTrue(try mpc("status").contains("[playing]"))
         XCTAssertTrue(waitUntil(timeout: Self.patience) { (try? playerctl("metadata", "title")) == "Song 1\n" }, "Tonearm's own MPRIS")
@@ -153,6 +157,9 @@ final class DaemonLinkTests: XCTestCase {
         try world.waitForStatus(timeout: Self.patience, "the linked player gone") {
             $0.isNull("nowPlayingLink") && linkPresent($0) == false && $0.string("title") == "Track 1"
         }
+        let told = try world.ok("doctor").stdout
+        XCTAssertTrue(told.contains("\(Self.playerName) on the session bus — NOT there\n")
+            && told.contains("✗ linkedPlayerAbsent: session \(session) ('shairport-sync') owns Now Playing"), told)
         let doctor = try world.daemon.result("doctor")
         XCTAssertTrue((doctor.array("redFlags") as? [[String: Any]] ?? []).contains { $0.string("flag") == "linkedPlayerAbsent" }, jsonText(doctor))
         XCTAssertEqual(try world.daemon.result("sessions").int("nowPlayingOwner"), session, "the session still owns Now Playing")
