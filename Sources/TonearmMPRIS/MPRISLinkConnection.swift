@@ -130,11 +130,14 @@ final class MPRISLinkConnection {
                     loaded = true
                     settle(mirror.replaceAll(properties, now: monotonicSeconds()))
                 case .failure(let error):
+                    // Taken as not there: what an earlier owner said is not this one's.
                     log.warning("\(label): cannot read the player's state: \(error)")
+                    publish(nil)
                 }
             }
         } catch {
             log.warning("\(label): cannot read the player's state: \(error)")
+            publish(nil)
         }
     }
 
