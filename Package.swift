@@ -120,11 +120,12 @@ let package = Package(
                 .product(name: "NIOWebSocket", package: "swift-nio"),
             ]
         ),
-        // MPRIS on D-Bus: a plug-in of the control plane.
+        // MPRIS on D-Bus: plug-ins of the control plane — Tonearm's own player, and the links
+        // that follow other programs' players.
         .target(
             name: "TonearmMPRIS",
             dependencies: [
-                "TonearmDBus", "TonearmControlPlane", "TonearmPlayer", "TonearmSystem",
+                "TonearmDBus", "TonearmControlPlane", "TonearmPlayer", "TonearmSystem", "TonearmImage",
                 .product(name: "SystemPackage", package: "swift-system"),
             ]
         ),
@@ -229,7 +230,7 @@ let package = Package(
             dependencies: ["TonearmPCMSessions", "TonearmControlPlane", "TonearmSession", "TonearmAudio", "TonearmSystem", "TestSupport"]
         ),
         .testTarget(name: "TonearmControlPlaneTests", dependencies: ["TonearmControlPlane", "TonearmPlayer", "TonearmSession"]),
-        .testTarget(name: "TonearmControlSocketTests", dependencies: ["TonearmControlSocket", "TonearmControl", "TonearmControlPlane", "TonearmJSON", "TonearmPlayer"]),
+        .testTarget(name: "TonearmControlSocketTests", dependencies: ["TonearmControlSocket", "TonearmControl", "TonearmControlPlane", "TonearmJSON", "TonearmPlayer", "TonearmSession"]),
         .testTarget(
             name: "TonearmDaemonTests",
             dependencies: [
@@ -250,7 +251,7 @@ let package = Package(
         .testTarget(name: "TonearmMPDTests", dependencies: ["TonearmMPD", "TonearmNetwork", "TonearmControlPlane", "TonearmPlayer", "TonearmAudio", "TestSupport"]),
         .testTarget(name: "TonearmLibraryTests", dependencies: ["TonearmLibrary", "TonearmSQLite", "TestSupport"]),
         .testTarget(name: "TonearmDBusTests", dependencies: ["TonearmDBus", "TestSupport"]),
-        .testTarget(name: "TonearmMPRISTests", dependencies: ["TonearmMPRIS", "TonearmDBus", "TonearmControlPlane", "TonearmPlayer", "TonearmSystem"]),
+        .testTarget(name: "TonearmMPRISTests", dependencies: ["TonearmMPRIS", "TonearmDBus", "TonearmControlPlane", "TonearmPlayer", "TonearmSystem", "TestSupport"]),
         .testTarget(name: "TonearmImageTests", dependencies: ["TonearmImage"]),
         .testTarget(
             name: "TonearmWebTests",

@@ -16,6 +16,8 @@ public struct DaemonConfig: Sendable, Equatable {
     public var mpd = MPD()
     /// `[mpris]`
     public var mpris = MPRIS()
+    /// `[[link]]`
+    public var links: [Link] = []
     /// `[web]`
     public var web = Web()
     /// `[board]`
@@ -68,6 +70,7 @@ public struct DaemonConfig: Sendable, Equatable {
         library = try root.section(Library.self)
         mpd = try root.section(MPD.self)
         mpris = try root.section(MPRIS.self)
+        links = try root.sections(Link.self)
         web = try root.section(Web.self)
         board = try root.section(Board.self)
         gpio = try root.section(GPIO.self)
@@ -79,6 +82,7 @@ public struct DaemonConfig: Sendable, Equatable {
         display = try root.section(DisplaySection.self).value
         try root.rejectUnknownKeys()
         try checkLinesUsedOnce(fileName: fileName, document: document)
+        try checkLinks(fileName: fileName, document: document)
     }
 
     /// Checks every range and rule again, for settings changed after loading (command-line
@@ -88,6 +92,7 @@ public struct DaemonConfig: Sendable, Equatable {
         for section in sections {
             try section.validate(ConfigCheck(name: type(of: section).tableName))
         }
+        for (index, link) in links.enumerated() { try link.validate(ConfigCheck(name: "link[\(index + 1)]")) }
         for (index, button) in buttons.enumerated() { try button.validate(ConfigCheck(name: "button[\(index + 1)]")) }
         for (index, encoder) in encoders.enumerated() { try encoder.validate(ConfigCheck(name: "encoder[\(index + 1)]")) }
         try muteSwitch?.validate(ConfigCheck(name: "mute_switch"))
@@ -97,6 +102,7 @@ public struct DaemonConfig: Sendable, Equatable {
         display.value = self.display
         try display.validate(ConfigCheck(name: "display"))
         try checkLinesUsedOnce(fileName: nil, document: nil)
+        try checkLinks(fileName: nil, document: nil)
     }
 
     /// Every GPIO line the profile uses, with who uses it ("button[2]", "encoder[1].line_b").

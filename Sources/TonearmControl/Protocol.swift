@@ -81,7 +81,15 @@
 ///   closed, lost, unavailable —, `format`, `rate`, `channels`, `periodFrames`,
 ///   `bufferFrames`, `underruns`, `losses`, `error`), `library`, `saveFailure` (why the player's
 ///   state cannot be saved now — a full or read-only card —, or null; saves are tried again,
-///   backing off from 1 s to a minute).
+///   backing off from 1 s to a minute), `nowPlayingLink` and `links` (below).
+///
+///   While a session spoken for by a `[[link]]` (a profile's link between the sessions of a
+///   name — an ALSA program's — and that program's MPRIS player) owns Now Playing, `state`,
+///   the Now Playing fields, `rate` and `commands` are that player's, `queueIndex` is null and
+///   `nowPlayingLink` names the link: `session` (the sessions' name), `player` (its bus name and
+///   bus), `present`; it is null while the Now Playing is the player's own. `links` lists every
+///   link the same way; `present` is false while its player is not on its bus, and its
+///   sessions are then as any other.
 ///
 ///   `output` is `ok` while what plays is heard; otherwise it says what the output waits for:
 ///   `device lost, waiting for it` (alsa-lib reported an error, as when a USB DAC is
@@ -104,10 +112,12 @@
 ///   the device buffer). Extrapolate: `elapsed + rate × (age + time since receipt)`.
 /// - `artwork` `{"artwork":ID, "size":N}` → `id`, `mimeType`, `bytes`, `data` (base64): the
 ///   picture as it is, or with `size` (16…1024) a JPEG scaled to fit N × N pixels (never
-///   enlarged; a JPEG that fits already comes as it is).
+///   enlarged; a JPEG that fits already comes as it is). A linked player's cover has an id
+///   `link-…` while that player shows it.
 /// - `doctor` → `session`, `eligible`, `eligibility`, `commands`, `nowPlaying`, `output`,
-///   `device`, `redFlags` (`flag`, `detail`, `fix`; `outputInterrupted` while nothing is
-///   heard, `stateNotSaved` while the state cannot be saved).
+///   `device`, `links` (as `status`'s), `redFlags` (`flag`, `detail`, `fix`;
+///   `outputInterrupted` while nothing is heard, `stateNotSaved` while the state cannot be
+///   saved, `linkedPlayerAbsent` while the Now Playing owner's linked player is not there).
 ///
 /// Queue: `add` `{"paths":[…], "position":INDEX}` (files or directories, at the end or inserted
 /// before `position`; → `added`, `skipped`, `queueCount`; errors `notFound`, `forbidden` outside
@@ -172,7 +182,10 @@
 /// Every remote command, whatever its form and whoever sends it (this socket, a button, a key,
 /// a display), goes to the Now Playing owner: the player, or a client's session (see below),
 /// whose client then gets a `remoteCommand` event and the request answers
-/// `{"status":"success","forwardedTo":SESSION}`.
+/// `{"status":"success","forwardedTo":SESSION}`. A session a `[[link]]` speaks for (and whose
+/// linked player is there) is answered the same, but the linked player gets the command (its
+/// MPRIS methods), not the session's client; a command the player does not take now (its
+/// `Can…` properties; it has no scanning) answers `disabled`.
 ///
 /// Audio sessions (the category rules of AVAudioSession; the player is session 1, category
 /// from the profile's `[player]`):
@@ -206,7 +219,9 @@
 ///
 /// Topics: `nowPlaying` (`reason`, `replace`, `artworkChanged`, `info`), published on playback
 /// start, pause, resume, seek, track change, rate change (scanning, and the output stopping
-/// or coming back), metadata or artwork change and stop — never on a timer; `state` (`state`, or `error` and `item` when a file fails); `library` (as
+/// or coming back), metadata or artwork change and stop — never on a timer; a linked player's
+/// while its session owns Now Playing, and a `trackChanged` replacement whenever Now Playing
+/// passes between the player and a linked player; `state` (`state`, or `error` and `item` when a file fails); `library` (as
 /// `status`'s `library`, while a scan goes and when it ends, and when a medium goes or comes back); `queue`
 /// (as the `queue` report); `commands` (name → enabled); `sessions` (the `sessions` report,
 /// on every change). And, for a client's own sessions only: `interruption` (`session`,

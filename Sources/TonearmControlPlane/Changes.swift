@@ -12,6 +12,7 @@ public enum Subsystem: String, CaseIterable, Sendable, Hashable {
     /// Repeat, shuffle, single, consume and ReplayGain.
     case options
     case queue
+    /// The sessions, and the links (`ControlState.links`).
     case sessions
     case output
     case library
@@ -55,7 +56,10 @@ public enum Notice: Sendable, Equatable {
     case duck(owner: ClientID, session: SessionID, ducked: Bool, by: [SessionID])
     /// A session's stream has been heard to its end.
     case streamFinished(owner: ClientID, session: SessionID)
-    /// A remote command for the Now Playing owner, a client's session.
+    /// A remote command for the Now Playing owner, a client's session: for its client, or for
+    /// the client that speaks for it (`LinkCommand`, with `owner` that client). A linked
+    /// client's `changeRepeatMode` and `changeShuffleMode` may come without a mode: it steps
+    /// or toggles its program's own.
     case remoteCommand(owner: ClientID, session: SessionID, CommandRequest)
 
     /// The client a notice is for; nil when it is for everyone.

@@ -8,7 +8,8 @@ import TonearmSession
 /// gets a `CommandResult`.
 public enum Command: Sendable, Equatable {
     /// A remote command (the seeds' command center). It goes to the Now Playing owner: the
-    /// built-in player, or a client's session, whose client is told (`Notice.remoteCommand`).
+    /// built-in player, or a client's session, whose client is told (`Notice.remoteCommand`) —
+    /// or the client that speaks for that session's program (`link`).
     /// `changeRepeatMode` without a mode steps off → all → one; `changeShuffleMode` without
     /// `shuffle` toggles: a button has no menu.
     case remote(CommandRequest)
@@ -28,6 +29,9 @@ public enum Command: Sendable, Equatable {
     case updateLibrary(path: String?)
     /// An audio session of the sending client (its `CommandSource.client`).
     case session(SessionCommand)
+    /// The sending client speaks for the program behind the sessions of a name: their Now
+    /// Playing and their remote commands (`LinkCommand`).
+    case link(LinkCommand)
     /// How the player goes through the queue and how loud each item plays, beyond the command
     /// center's repeat and shuffle.
     case playerMode(PlayerModeChange)

@@ -158,6 +158,8 @@ extension Command: CustomStringConvertible {
         case .picture(let path, let embedded): return "\(embedded ? "picture" : "cover") \(path)"
         case .updateLibrary(let path): return path.map { "update \($0)" } ?? "update"
         case .session(let command): return "session \(command)"
+        case .link(.publish(let linked)): return "link \(linked.sessionName) \(linked.playing == nil ? "absent" : "published")"
+        case .link(.release(let name)): return "link \(name) released"
         case .output(let enabled): return "output \(enabled ? "on" : "off")"
         case .playlist(let edit): return "playlist \(edit)"
         case .playerMode(.single(let mode)): return "single \(mode.rawValue)"

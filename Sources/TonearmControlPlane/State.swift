@@ -5,10 +5,19 @@ import TonearmSession
 /// What every client sees: one consistent snapshot of the daemon, read with
 /// `ControlPlane.snapshot()` after a change of the subsystems the client follows.
 public struct ControlState: Sendable, Equatable {
+    /// The Now Playing owner's transport: the built-in player's, or a linked program's
+    /// (`nowPlayingLink`).
     public var transport: TransportState = .stopped
     /// The Now Playing dictionary; `elapsed(at:)` extrapolates it (nothing is published on a
-    /// timer).
+    /// timer). The player's, or while `nowPlayingLink` is set, the linked program's.
     public var nowPlaying = NowPlayingInfo()
+    /// Set while a session spoken for by another program's client owns Now Playing
+    /// (`LinkCommand`): `transport`, `nowPlaying` and `enabledCommands` are then that
+    /// program's, and the queue is not what plays.
+    public var nowPlayingLink: LinkState?
+    /// Every link a client holds: sessions of a name, the program spoken for, and whether it
+    /// is there.
+    public var links: [LinkState] = []
     public var queue = QueueState()
     /// Percent.
     public var volume: Double = 100
@@ -19,7 +28,7 @@ public struct ControlState: Sendable, Equatable {
     public var single: SingleMode = .off
     public var consume = false
     public var replayGain = ReplayGainSettings()
-    /// The remote command center's enabled flags.
+    /// The remote command center's enabled flags (the Now Playing owner's, as `transport`).
     public var enabledCommands: [RemoteCommand: Bool] = [:]
     /// Whether the player may own Now Playing, and why.
     public var eligibility = Eligibility(eligible: false, reason: "")

@@ -141,7 +141,14 @@ package enum Reports {
             ("device", device(state.output)),
             ("library", library(state.library)),
             ("saveFailure", JSONValue(state.saveFailure)),
+            ("nowPlayingLink", state.nowPlayingLink.map(link) ?? .null),
+            ("links", .array(state.links.map(link))),
         ])
+    }
+
+    /// A link: the sessions' name, the program's player, and whether it is there.
+    static func link(_ link: LinkState) -> JSONValue {
+        .object([("session", .string(link.sessionName)), ("player", .string(link.player)), ("present", .bool(link.present))])
     }
 
     /// `doctor`: the seed's mandatory first steps, and every red flag of its decision tree that
@@ -170,7 +177,8 @@ package enum Reports {
             flags.append(("deviceNotOpen", "playing, but the ALSA device '\(output.device)' is \(output.state.rawValue)",
                           "check the device name (aplay -L), the cable or USB DAC; \(reopening)"))
         }
-        if state.queue.currentItemID != nil && info.artwork == nil {
+        let linked = state.nowPlayingLink != nil
+        if !linked && state.queue.currentItemID != nil && info.artwork == nil {
             flags.append(("noArtwork", "the current track has no artwork",
                           "embed a front cover (metaflac --import-picture-from=cover.jpg) or put cover.jpg beside the track"))
         }
@@ -178,8 +186,13 @@ package enum Reports {
             flags.append(("rateZeroWhilePlaying", "playing, but Now Playing says rate 0, so displays show it paused",
                           "this is a bug: report it with the output of tonearm doctor"))
         }
-        if state.transport != .stopped && info.title == nil {
+        if !linked && state.transport != .stopped && info.title == nil {
             flags.append(("noTitle", "the current track has no TITLE tag", "tag it (metaflac --set-tag=TITLE=…)"))
+        }
+        if let owner = state.sessions.nowPlayingOwner, let name = state.sessions.session(owner)?.name,
+           let link = state.links.first(where: { $0.sessionName == name && !$0.present }) {
+            flags.append(("linkedPlayerAbsent", "session \(owner) ('\(name)') owns Now Playing, but \(link.player), linked to it, is not there: Now Playing shows Tonearm's own player, and commands go to the session's program",
+                          "make sure the program publishes its MPRIS player (shairport-sync's is on the bus its mpris_service_bus names), and that [[link]]'s mpris and bus say where (busctl --system list)"))
         }
         if output.underruns > 0 {
             flags.append(("underruns", "\(output.underruns) underruns so far",
@@ -201,6 +214,7 @@ package enum Reports {
             ("nowPlaying", nowPlaying(info, now: now)),
             ("output", .string(output.heard)),
             ("device", device(output)),
+            ("links", .array(state.links.map(link))),
             ("redFlags", .array(flags.map { .object([("flag", .string($0.0)), ("detail", .string($0.1)), ("fix", .string($0.2))]) })),
         ])
     }

@@ -42,6 +42,7 @@ extension PlayerDaemon: ControlPlane {
         case .queue(let edit):
             return self.edit(edit, now: now)
         case .artwork(let id, let size):
+            if let picture = links.picture(id: id) { return await linkedArtwork(id, picture, size: size, for: source) }
             guard let artwork = artworkSources[id] else { return .failed(.notFound, "no artwork with id '\(id)'") }
             if let size {
                 do throws(CommandFailure) {
@@ -85,6 +86,11 @@ extension PlayerDaemon: ControlPlane {
                 return .failed(.badArgument, "\(source) has no sessions of its own")
             }
             return session(sessionCommand, client: client)
+        case .link(let linkCommand):
+            guard let client = source.client else {
+                return .failed(.badArgument, "\(source) is not a client that can speak for sessions")
+            }
+            return link(linkCommand, client: client)
         case .playerMode(let change):
             return playerMode(change)
         case .playlist(let edit):
@@ -95,6 +101,18 @@ extension PlayerDaemon: ControlPlane {
             logger.notice("\(source): output \(enabled ? "on" : "off")")
             save()
             return CommandResult(status: .success)
+        }
+    }
+
+    /// A linked program's picture, as it is or scaled as any cover is.
+    func linkedArtwork(_ id: String, _ picture: LinkedArtwork, size: Int?, for source: CommandSource) async -> CommandResult {
+        guard let size else { return CommandResult(status: .success, payload: .artwork(id: id, mimeType: picture.mimeType, bytes: picture.bytes)) }
+        do throws(CommandFailure) {
+            let bytes = picture.bytes
+            let image = try await scaledArtwork.image(id: id, size: size, for: source.name) { () throws(CommandFailure) -> [UInt8] in bytes }
+            return CommandResult(status: .success, payload: .artwork(id: id, mimeType: image.mimeType, bytes: image.bytes))
+        } catch {
+            return CommandResult(status: .commandFailed, failure: error)
         }
     }
 
@@ -222,6 +240,10 @@ extension PlayerDaemon: ControlPlane {
         for state in book.sessions where state.owner == client && client != SessionsState.playerOwner {
             closeSession(state.id)
         }
+        for name in links.clientLeft(client) {
+            logger.info("sessions named '\(name)' are no longer spoken for: their client left")
+            changes.subsystems.insert(.sessions)
+        }
         flush()
     }
 
@@ -229,8 +251,10 @@ extension PlayerDaemon: ControlPlane {
 
     /// A remote command from any source (the socket, MPD, a button, a key, a display), for the
     /// Now Playing owner (the seeds' rule): the player's core, or a client's session, whose
-    /// client is told (`Notice.remoteCommand`) and answers for itself.
+    /// client — or the client that speaks for its program (`LinkCommand`) — is told
+    /// (`Notice.remoteCommand`) and answers for itself.
     func remoteCommand(_ request: CommandRequest, now: Double) -> CommandResult {
+        if let forwarded = forwardToLink(request) { return forwarded }
         var request = request
         // A button has no menu: without a mode, repeat steps off → all → one, shuffle toggles.
         if request.command == .changeRepeatMode && request.repeatMode == nil {

@@ -73,6 +73,8 @@ public actor PlayerDaemon {
     var latestRequest = 0
     /// The audio sessions: the player's and the clients'.
     var book = SessionBook()
+    /// The sessions other programs' clients speak for (`LinkCommand`).
+    var links = LinkBook()
     /// The ignition went off while playing: it plays again when the ignition comes back.
     var pausedByIgnition = false
     var underrunLog: UnderrunLog

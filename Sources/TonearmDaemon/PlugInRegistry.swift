@@ -30,6 +30,9 @@ public enum PlugInRegistry {
         case .system: plugIns.append(MPRISPlugIn(bus: .system, name: mpris.name, coverDirectory: covers, avrcpAdapters: adapters))
         case .off: break
         }
+        for link in settings.profile.links {
+            plugIns.append(MPRISLinkPlugIn(sessionName: link.session, busName: link.mpris, bus: link.bus == .session ? .session : .system))
+        }
         let web = settings.profile.web
         if web.isEnabled {
             plugIns.append(WebPlugIn(bind: web.bind, port: web.port, token: web.token, allowedHosts: web.allowedHosts,

@@ -33,6 +33,9 @@ struct PendingChanges {
         var output = OutputState()
         var library = LibraryState()
         var saveFailure: String?
+        /// The link whose program owns Now Playing, and every link.
+        var link: LinkState?
+        var links: [LinkState] = []
     }
 }
 
@@ -52,16 +55,20 @@ extension PlayerDaemon {
             changes.subsystems.insert(.queue)
         }
         let seen = changes.last
+        let view = nowPlayingView()
         let now = PendingChanges.Seen(
-            transport: core.state, nowPlaying: core.nowPlaying, enabled: core.enabledCommands, volume: core.volume,
+            transport: view.transport, nowPlaying: view.info, enabled: view.enabledCommands, volume: core.volume,
             muted: book.muted, repeatMode: core.repeatMode, shuffle: core.shuffle, single: core.single, consume: core.consume,
             replayGain: replayGain, currentItemID: core.currentItemID,
-            output: outputState().withoutCounters, library: libraryState(), saveFailure: saveFailure)
+            output: outputState().withoutCounters, library: libraryState(), saveFailure: saveFailure,
+            link: view.link, links: links.states)
+        nowPlayingPublications(view, seen: seen)
         if now != seen {
             if now.transport != seen.transport || now.nowPlaying != seen.nowPlaying || now.enabled != seen.enabled
-                || now.currentItemID != seen.currentItemID || now.saveFailure != seen.saveFailure {
+                || now.currentItemID != seen.currentItemID || now.saveFailure != seen.saveFailure || now.link != seen.link {
                 changes.subsystems.insert(.player)
             }
+            if now.links != seen.links { changes.subsystems.insert(.sessions) }
             if now.volume != seen.volume || now.muted != seen.muted { changes.subsystems.insert(.mixer) }
             if now.repeatMode != seen.repeatMode || now.shuffle != seen.shuffle || now.single != seen.single
                 || now.consume != seen.consume || now.replayGain != seen.replayGain {
@@ -83,8 +90,11 @@ extension PlayerDaemon {
     /// The published state now.
     func state() -> ControlState {
         var state = ControlState()
-        state.transport = core.state
-        state.nowPlaying = core.nowPlaying
+        let view = nowPlayingView()
+        state.transport = view.transport
+        state.nowPlaying = view.info
+        state.nowPlayingLink = view.link
+        state.links = links.states
         state.queue = QueueState(version: changes.queueVersion, items: core.queue, currentItemID: core.currentItemID,
                                  currentIndex: core.currentIndex, itemVersions: changes.itemVersions)
         state.volume = core.volume
@@ -94,7 +104,7 @@ extension PlayerDaemon {
         state.single = core.single
         state.consume = core.consume
         state.replayGain = replayGain
-        state.enabledCommands = core.enabledCommands
+        state.enabledCommands = view.enabledCommands
         let eligibility = core.eligibility(categoryIsMixable: settings.categoryIsMixable)
         state.eligibility = Eligibility(eligible: eligibility.eligible, reason: eligibility.reason)
         state.sessions = sessionsState()

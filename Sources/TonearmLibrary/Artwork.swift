@@ -24,6 +24,14 @@ public enum ArtworkSource: Sendable, Equatable {
         }
     }
 
+    /// The id of a picture held in memory (a linked program's cover): `prefix`, a '-' and the
+    /// FNV-1a hash of its bytes, as an embedded picture's is made.
+    public static func id(ofPicture bytes: [UInt8], prefix: String) -> String {
+        var hash = FNV1a64()
+        hash.combine(bytes)
+        return prefix + "-" + hex(hash.value)
+    }
+
     /// The FLAC file, or the cover file.
     public var path: String {
         switch self {

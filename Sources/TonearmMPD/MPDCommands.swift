@@ -205,6 +205,7 @@ actor MPDCommands {
             return try await status()
         case "currentsong":
             let state = await plane.snapshot()
+            if let link = state.nowPlayingLink { return MPDSong.block(linked: link, state.nowPlaying, tags: client.tags) }
             guard let id = state.queue.currentItemID, let position = state.queue.items.firstIndex(where: { $0.id == id }) else { return "" }
             return try await songs([(position, state.queue.items[position])], client)
         case "stats":
@@ -631,7 +632,16 @@ actor MPDCommands {
         case .playing: playing ? "play" : "pause"
         }
         out += "state: \(word)\n"
-        if let id = queue.currentItemID, let position = queue.items.firstIndex(where: { $0.id == id }) {
+        if state.nowPlayingLink != nil {
+            // Another program's item: not in the queue, so no song number; its times only.
+            if state.transport != .stopped {
+                let elapsed = state.nowPlaying.elapsed(at: now)
+                let duration = state.nowPlaying.duration
+                out += "time: \(Int(elapsed.rounded())):\(Int((duration ?? 0).rounded()))\n"
+                out += "elapsed: \(MPDSong.decimal(elapsed))\n"
+                if let duration { out += "duration: \(MPDSong.decimal(duration))\n" }
+            }
+        } else if let id = queue.currentItemID, let position = queue.items.firstIndex(where: { $0.id == id }) {
             out += "song: \(position)\nsongid: \(id)\n"
             if state.transport != .stopped {
                 let elapsed = state.nowPlaying.elapsed(at: now)

@@ -46,6 +46,16 @@ enum MPDSong {
         return out
     }
 
+    /// What another program plays while its session owns Now Playing (a `[[link]]`): named by
+    /// its sessions' name, as a stream is by its URL; no position or id, as it is not queued.
+    static func block(linked link: LinkState, _ info: NowPlayingInfo, tags enabled: [Tag]) -> String {
+        let song = block(path: link.sessionName, TrackMetadata(title: info.title, artist: info.artist, album: info.album,
+                                                               albumArtist: info.albumArtist, trackNumber: info.trackNumber), tags: enabled)
+        let name = enabled.contains(.name) ? "Name: \(oneLine(link.player))\n" : ""
+        let times = info.duration.map { "Time: \(Int($0.rounded()))\nduration: \(decimal($0))\n" } ?? ""
+        return song + name + times
+    }
+
     /// A filter of `playlistfind` or `playlistsearch`, ready to match queue songs: its pattern
     /// checked and compiled once (the index's `RegularExpression`: one matcher, one set of bounds).
     struct QueueFilter {

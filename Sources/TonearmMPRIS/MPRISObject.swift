@@ -76,7 +76,7 @@ struct MPRISObject: Sendable {
                 return .error(name: DBusReply.invalidArgs, message: "SetPosition takes (ox)")
             }
             // A stale track id, or a position outside the track, is ignored, as the spec says.
-            let length = MPRISProperties.currentItem(state)?.metadata.duration.map { Int64($0 * 1_000_000) } ?? .max
+            let length = MPRISProperties.duration(state).map { Int64($0 * 1_000_000) } ?? .max
             guard track == MPRISProperties.trackID(state), (0...length).contains(position) else { return .values([]) }
             request = CommandRequest(.changePlaybackPosition, position: Double(position) / 1_000_000)
         case "OpenUri":

@@ -34,7 +34,7 @@ public struct MPRISPlugIn: PlugIn {
         let changes = plane.subscribe([.player, .mixer, .options, .queue])
         var covers = CoverFiles(directory: coverDirectory)
         let first = await plane.snapshot()
-        let published = PublishedState(first, artURL: await covers.url(for: MPRISProperties.currentItem(first)?.metadata.artwork, plane, log: log))
+        let published = PublishedState(first, artURL: await covers.url(for: MPRISProperties.artwork(first), plane, log: log))
         let thread = NamedThread(name: "tonearm-mpris") { [bus, busName, avrcpAdapters] in
             MPRISConnection.serve(bus: bus, name: busName, avrcpAdapters: avrcpAdapters, published: published, plane: plane, log: log)
         }
@@ -45,7 +45,7 @@ public struct MPRISPlugIn: PlugIn {
         }
         for await batch in changes {
             let state = await plane.snapshot()
-            let artURL = await covers.url(for: MPRISProperties.currentItem(state)?.metadata.artwork, plane, log: log)
+            let artURL = await covers.url(for: MPRISProperties.artwork(state), plane, log: log)
             published.update(state, artURL: artURL, seeked: batch.publications.contains { $0.reason == .seek })
         }
     }

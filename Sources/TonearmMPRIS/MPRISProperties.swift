@@ -70,14 +70,42 @@ enum MPRISProperties {
     }
 
     static func trackID(_ state: ControlState) -> String {
-        state.queue.currentItemID.map { trackPrefix + String($0) } ?? noTrack
+        if state.nowPlayingLink != nil { return linkedTrackID(state.nowPlaying) }
+        return state.queue.currentItemID.map { trackPrefix + String($0) } ?? noTrack
     }
 
+    /// The queue's current item; nil while a linked program's is Now Playing.
     static func currentItem(_ state: ControlState) -> QueueItem? {
-        state.queue.currentItemID.flatMap { id in state.queue.items.first { $0.id == id } }
+        guard state.nowPlayingLink == nil else { return nil }
+        return state.queue.currentItemID.flatMap { id in state.queue.items.first { $0.id == id } }
+    }
+
+    /// The Now Playing item's cover: the current item's, or the linked program's.
+    static func artwork(_ state: ControlState) -> Artwork? {
+        state.nowPlayingLink == nil ? currentItem(state)?.metadata.artwork : state.nowPlaying.artwork
+    }
+
+    /// The Now Playing item's length in seconds, when known.
+    static func duration(_ state: ControlState) -> Double? {
+        state.nowPlayingLink == nil ? currentItem(state)?.metadata.duration : state.nowPlaying.duration
+    }
+
+    /// A linked program's item has no queue id: its track id is made from what names it, so
+    /// it changes when the item does (within this run of the daemon).
+    static let linkedTrackPrefix = "/org/tonearm/link/"
+
+    static func linkedTrackID(_ info: NowPlayingInfo) -> String {
+        guard info.title != nil || info.artist != nil || info.album != nil else { return noTrack }
+        var hasher = Hasher()
+        hasher.combine(info.title)
+        hasher.combine(info.artist)
+        hasher.combine(info.album)
+        hasher.combine(info.duration)
+        return linkedTrackPrefix + String(UInt(bitPattern: hasher.finalize()), radix: 16)
     }
 
     static func metadata(_ state: ControlState, artURL: String? = nil) -> [(String, DBusValue)] {
+        if state.nowPlayingLink != nil { return linkedMetadata(state, artURL: artURL) }
         guard let item = currentItem(state) else { return [("mpris:trackid", .objectPath(noTrack))] }
         let info = item.metadata
         var out: [(String, DBusValue)] = [("mpris:trackid", .objectPath(trackID(state)))]
@@ -90,6 +118,20 @@ enum MPRISProperties {
         if let disc = info.discNumber { out.append(("xesam:discNumber", .int32(Int32(clamping: disc)))) }
         if let genre = info.genre { out.append(("xesam:genre", .array(element: "s", [.string(genre)]))) }
         out.append(("xesam:url", .string(fileURL(item.path))))
+        if let artURL { out.append(("mpris:artUrl", .string(artURL))) }
+        return out
+    }
+
+    /// A linked program's Now Playing, as Tonearm's own item's is.
+    static func linkedMetadata(_ state: ControlState, artURL: String?) -> [(String, DBusValue)] {
+        let info = state.nowPlaying
+        var out: [(String, DBusValue)] = [("mpris:trackid", .objectPath(linkedTrackID(info)))]
+        if let duration = info.duration { out.append(("mpris:length", .int64(Int64((duration * 1_000_000).rounded())))) }
+        if let title = info.title { out.append(("xesam:title", .string(title))) }
+        if let artist = info.artist { out.append(("xesam:artist", .array(element: "s", [.string(artist)]))) }
+        if let album = info.album { out.append(("xesam:album", .string(album))) }
+        if let albumArtist = info.albumArtist { out.append(("xesam:albumArtist", .array(element: "s", [.string(albumArtist)]))) }
+        if let track = info.trackNumber { out.append(("xesam:trackNumber", .int32(Int32(clamping: track)))) }
         if let artURL { out.append(("mpris:artUrl", .string(artURL))) }
         return out
     }

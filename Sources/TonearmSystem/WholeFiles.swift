@@ -10,9 +10,26 @@ import Glibc
 public enum WholeFile {
     /// The file's bytes; `Errno.fileTooLarge` past `limit`.
     public static func read(_ path: String, limit: Int) throws(Errno) -> [UInt8] {
+        try read(path, limit: limit, regularOnly: false)
+    }
+
+    /// The bytes of a regular file, for a name that came from elsewhere: a FIFO, a device or a
+    /// directory is refused (`Errno.invalidArgument`) before anything is read, so it cannot
+    /// make the reader wait, and so is a file over `limit` (`Errno.fileTooLarge`).
+    public static func readRegular(_ path: String, limit: Int) throws(Errno) -> [UInt8] {
+        try read(path, limit: limit, regularOnly: true)
+    }
+
+    private static func read(_ path: String, limit: Int, regularOnly: Bool) throws(Errno) -> [UInt8] {
         do {
-            let file = try FileDescriptor.open(FilePath(path), .readOnly, options: [.closeOnExec])
+            let file = try FileDescriptor.open(FilePath(path), .readOnly, options: regularOnly ? [.closeOnExec, .nonBlocking] : [.closeOnExec])
             return try file.closeAfter {
+                if regularOnly {
+                    var status = stat()
+                    guard fstat(file.rawValue, &status) == 0 else { throw Errno(rawValue: errno) }
+                    guard status.st_mode & S_IFMT == S_IFREG else { throw Errno.invalidArgument }
+                    guard status.st_size <= limit else { throw Errno.fileTooLarge }
+                }
                 var bytes: [UInt8] = []
                 var chunk = [UInt8](repeating: 0, count: 64 << 10)
                 while true {

@@ -55,7 +55,7 @@ struct Connection: ParsableArguments {
 struct Status: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Show what the daemon is playing.",
-        discussion: "--json prints the daemon's status object: state, title, artist, album, duration, elapsed (extrapolated to now), rate (0 while paused, or while playing and nothing is heard), output (ok, or what the output waits for: the device lost, stopped responding or not there yet), queueIndex, queueCount, volume, repeat, shuffle, single, consume, replayGain (mode, preamp, missingPreamp, limit), eligible, commands (name → enabled), artwork, device, library, saveFailure (why the player's state cannot be saved now, or null).")
+        discussion: "--json prints the daemon's status object: state, title, artist, album, duration, elapsed (extrapolated to now), rate (0 while paused, or while playing and nothing is heard), output (ok, or what the output waits for: the device lost, stopped responding or not there yet), queueIndex, queueCount, volume, repeat, shuffle, single, consume, replayGain (mode, preamp, missingPreamp, limit), eligible, commands (name → enabled), artwork, device, library, saveFailure (why the player's state cannot be saved now, or null), nowPlayingLink (session, player, present: the [[link]] whose program's Now Playing this is, or null for the player's own) and links.")
     @OptionGroup var connection: Connection
     @Flag(help: "Print JSON.") var json = false
 
@@ -79,7 +79,8 @@ struct Status: ParsableCommand {
     }
 }
 
-/// One line describing the player: "▶ Title — Artist  1:02 / 3:45  [2/10]".
+/// One line describing the player: "▶ Title — Artist  1:02 / 3:45  [2/10]", or another
+/// program's item: "▶ Title — Artist  0:42 / 3:00  (shairport-sync)".
 enum StatusLine {
     static func render(_ status: JSONValue, extraSeconds: Double = 0) -> String {
         let state = status["state"]?.stringValue ?? "stopped"
@@ -100,6 +101,8 @@ enum StatusLine {
         if let index = status["queueIndex"]?.intValue, let count = status["queueCount"]?.intValue {
             line += "  [\(index + 1)/\(count)]"
         }
+        // Another program's, through its linked player.
+        if let session = status["nowPlayingLink"]?["session"]?.stringValue { line += "  (\(session))" }
         return line
     }
 }
@@ -356,7 +359,7 @@ struct Watch: ParsableCommand {
 struct Doctor: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Diagnose Now Playing, commands and the output device.",
-        discussion: "Shows the session (category, options, active), each command's enabled flag, the Now Playing dictionary, whether the output is heard, the output device, and every red flag that applies with what to do about it.")
+        discussion: "Shows the session (category, options, active), each command's enabled flag, the Now Playing dictionary, whether the output is heard, the output device, each [[link]] and whether its player is there, and every red flag that applies with what to do about it.")
     @OptionGroup var connection: Connection
     @Flag(help: "Print JSON.") var json = false
 
@@ -381,6 +384,10 @@ struct Doctor: ParsableCommand {
         if let device = report["device"] {
             let format = device["format"]?.stringValue.map { "\($0) \(device["rate"]?.intValue ?? 0) Hz \(device["channels"]?.intValue ?? 0) ch, period \(device["periodFrames"]?.intValue ?? 0), buffer \(device["bufferFrames"]?.intValue ?? 0)" } ?? "not configured"
             print("device:      \(device["name"]?.stringValue ?? "?") — \(device["state"]?.stringValue ?? "?"), \(format), \(device["underruns"]?.intValue ?? 0) underruns")
+        }
+        for link in report["links"]?.arrayValue ?? [] {
+            let there = link["present"]?.boolValue == true ? "there" : "NOT there"
+            print("link:        sessions '\(link["session"]?.stringValue ?? "?")' ↔ \(link["player"]?.stringValue ?? "?") — \(there)")
         }
         let flags = report["redFlags"]?.arrayValue ?? []
         if flags.isEmpty {

@@ -189,6 +189,71 @@ final class DBusConnectionTests: XCTestCase {
         XCTAssertTrue(server.uniqueName.hasPrefix(":"))
     }
 
+    func testAnotherPeersPropertiesAndWhoOwnsItsName() throws {
+        let client = try DBusConnection(.address(address))
+        let owners = Box<[String?]>([])
+        try client.followOwner(of: "org.tonearm.Player") { owner in owners.value.withLock { $0.append(owner) } }
+        XCTAssertTrue(pump([client]) { owners.value.withLock { $0.count } == 1 }, "told who owns it now")
+        XCTAssertEqual(owners.value.withLock { $0 }, [nil], "nobody yet")
+
+        let server = try DBusConnection(.address(address))
+        let volume = Box(0.5)
+        try server.serve("/org/tonearm/Player") { call in
+            guard call.interface == DBusConnection.propertiesInterface else { return .error(name: DBusReply.unknownMethod, message: "no") }
+            switch (call.member, call.arguments.first?.string, call.arguments.dropFirst().first?.string) {
+            case ("GetAll", "org.tonearm.Player"?, _):
+                return .values([.dictionary([("Volume", .double(volume.value.withLock { $0 })), ("Name", .string("test"))])])
+            case ("GetAll", _, _):
+                return .values([.dictionary([])])
+            case ("Get", "org.tonearm.Player"?, "Volume"?):
+                return .values([.variant(.double(volume.value.withLock { $0 }))])
+            case ("Get", _, "Broken"?):
+                return .values([.string("not a variant")])
+            case ("Set", "org.tonearm.Player"?, "Volume"?):
+                guard case .variant(.double(let value))? = call.arguments.last else { return .error(name: DBusReply.invalidArgs, message: "a double") }
+                volume.value.withLock { $0 = value }
+                return .values([])
+            default:
+                return .error(name: DBusReply.unknownProperty, message: "no such property")
+            }
+        }
+        try server.requestName("org.tonearm.Player")
+        XCTAssertTrue(pump([client, server]) { owners.value.withLock { $0.count } == 2 })
+        XCTAssertEqual(owners.value.withLock { $0.last }, server.uniqueName)
+
+        let answers = Box<[String: String]>([:])
+        func note(_ key: String) -> (Result<DBusValue, DBusError>) -> Void {
+            { result in answers.value.withLock { $0[key] = (try? result.get()).map { "\($0)" } ?? "\(result)" } }
+        }
+        try client.getAllProperties("org.tonearm.Player", "/org/tonearm/Player", "org.tonearm.Player") { result in
+            answers.value.withLock { $0["all"] = (try? result.get()).map { $0.map { "\($0.0)=\($0.1)" }.joined(separator: " ") } ?? "\(result)" }
+        }
+        try client.getProperty("org.tonearm.Player", "/org/tonearm/Player", "org.tonearm.Player", "Volume", reply: note("volume"))
+        try client.getProperty("org.tonearm.Player", "/org/tonearm/Player", "org.tonearm.Player", "Colour", reply: note("unknown"))
+        try client.getProperty("org.tonearm.Player", "/org/tonearm/Player", "org.tonearm.Player", "Broken", reply: note("broken"))
+        try client.setProperty("org.tonearm.Player", "/org/tonearm/Player", "org.tonearm.Player", "Volume", .double(0.75)) { result in
+            answers.value.withLock { $0["set"] = (try? result.get()) != nil ? "ok" : "\(result)" }
+        }
+        XCTAssertTrue(pump([client, server]) { answers.value.withLock { $0.count } == 5 }, "\(answers.value.withLock { $0 })")
+        let got = answers.value.withLock { $0 }
+        XCTAssertEqual(got["all"], "Volume=double(0.5) Name=string(\"test\")")
+        XCTAssertEqual(got["volume"], "double(0.5)")
+        XCTAssertTrue(got["unknown"]?.contains("no such property") ?? false, got["unknown"] ?? "")
+        XCTAssertTrue(got["broken"]?.contains("Get answered s, not a variant") ?? false, got["broken"] ?? "")
+        XCTAssertEqual(got["set"], "ok")
+        XCTAssertEqual(volume.value.withLock { $0 }, 0.75)
+
+        server.releaseName("org.tonearm.Player")
+        XCTAssertTrue(pump([client, server]) { owners.value.withLock { $0.count } == 3 })
+        XCTAssertEqual(owners.value.withLock { $0.last }, .some(nil), "gone")
+    }
+
+    func testMatchRulesQuoteTheirValues() {
+        XCTAssertEqual(DBusConnection.matchRule(path: "/a", member: "Seeked"), "type='signal',path='/a',member='Seeked'")
+        XCTAssertEqual(DBusConnection.matchRule(sender: "org.x", interface: "i", arg0: "it's"),
+                       "type='signal',sender='org.x',interface='i',arg0='it'\\''s'")
+    }
+
     func testANameOwnedElsewhereIsWaitedForInTheQueue() throws {
         let first = try DBusConnection(.address(address))
         XCTAssertEqual(try first.requestName("org.tonearm.Queue", queue: true), .owned)

@@ -344,7 +344,7 @@ final class DaemonMPRISTests: XCTestCase {
 }
 
 /// A dbus-daemon of the test's own, at `address`.
-private struct PrivateBus {
+struct PrivateBus {
     let process: RunningProcess
 
     init(address: String, config: String, log: String) throws {

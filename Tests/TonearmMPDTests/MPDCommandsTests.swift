@@ -80,6 +80,33 @@ final class MPDCommandsTests: XCTestCase {
         try await expect(changes, ["plchangesposid 99"], ["cpos: 0", "Id: 3", "cpos: 1", "Id: 9", "OK"])  // never seen: all
     }
 
+    /// While another program's session owns Now Playing (a `[[link]]`), `currentsong` and
+    /// `status` show what it plays: not a queue song, so no position or id.
+    func testALinkedProgramsItemIsTheCurrentSong() async throws {
+        var linked = state()
+        linked.nowPlayingLink = LinkState(sessionName: "shairport-sync", player: "org.mpris.MediaPlayer2.ShairportSync on the system bus",
+                                          client: 5, present: true)
+        linked.nowPlaying = NowPlayingInfo(title: "Over AirPlay", artist: "Ann, Bob", album: "Phone", trackNumber: 4, duration: 200,
+                                           elapsed: 50, rate: 0, timestamp: 1e12)
+        linked.transport = .paused
+        let plane = TestControlPlane(linked)
+        try await expect(plane, ["currentsong"], [
+            "file: shairport-sync", "Artist: Ann, Bob", "Album: Phone", "Title: Over AirPlay", "Track: 4",
+            "Name: org.mpris.MediaPlayer2.ShairportSync on the system bus", "Time: 200", "duration: 200.000", "OK",
+        ])
+        let status = try await answer(plane, ["status"])
+        XCTAssertTrue(status.contains("state: pause"), "\(status)")
+        XCTAssertTrue(status.contains("time: 50:200") && status.contains("elapsed: 50.000") && status.contains("duration: 200.000"), "\(status)")
+        XCTAssertFalse(status.contains { $0.hasPrefix("song") || $0.hasPrefix("nextsong") }, "not a queue song: \(status)")
+        XCTAssertTrue(status.contains("playlistlength: 2"), "the queue is still the player's")
+
+        linked.nowPlaying = NowPlayingInfo(title: "Live", rate: 1, timestamp: 1e12)
+        linked.transport = .playing
+        plane.publish(linked)
+        try await expect(plane, ["currentsong"], ["file: shairport-sync", "Title: Live", "Name: org.mpris.MediaPlayer2.ShairportSync on the system bus", "OK"])
+        try await expect(plane, ["tagtypes clear", "currentsong"], ["file: shairport-sync", "OK"], list: true)
+    }
+
     func testTransportAndOptionsBecomeControlPlaneCommands() async throws {
         let plane = TestControlPlane(state())
         for line in ["play", "play 0", "playid 9", "pause", "pause 1", "pause 0", "stop", "next", "previous",
