@@ -349,3 +349,95 @@ extension DaemonSessionTests {
         XCTAssertTrue(try waitUntil(timeout: 5) { try world.daemon.result("sessions").int("nowPlayingOwner") != owner?.int("session") })
     }
 }
+
+extension DaemonSessionTests {
+    /// Programs at other rates and sample formats than the device's: 44.1 kHz float, 96 kHz
+    /// 24-bit (packed and in 32-bit words), 32 kHz 32-bit mono. The daemon converts each to the
+    /// device (opened at 48 kHz 16-bit by the first program): every tone is heard at its level.
+    func testProgramsAtOtherRatesAndFormatsAreConverted() throws {
+        try requirePacedDevice()
+        let world = try DaemonBench(device: "pacedcapture")
+        let environment = try programs(world)
+        let opener = world.path("opener.wav")
+        _ = try writeWAV(opener, seconds: 0.3, left: { _ in 0 }, right: { _ in 0 })
+        XCTAssertEqual(try runProcess("aplay", ["-q", "-D", "tonearm:media", opener], environment: environment, timeout: 20).status, 0)
+        let streams: [(name: String, sox: [String], aplay: [String], frequency: Double)] = [
+            ("float 44.1 kHz", ["-r", "44100", "-c", "2", "-e", "floating-point", "-b", "32"], [], 600),
+            ("24-bit 96 kHz", ["-r", "96000", "-c", "2", "-e", "signed-integer", "-b", "24"], [], 1200),
+            ("24-bit in 32 96 kHz", ["-r", "96000", "-c", "2", "-e", "signed-integer", "-b", "32"], ["-f", "S24_LE"], 1800),
+            ("32-bit mono 32 kHz", ["-r", "32000", "-c", "1", "-e", "signed-integer", "-b", "32"], [], 2400),
+        ]
+        for stream in streams {
+            let path = world.path("\(Int(stream.frequency)).wav")
+            let made = try runProcess("sox", ["-n"] + stream.sox + [path, "synth", "1", "sine", String(stream.frequency), "vol", "0.5"], timeout: 30)
+            XCTAssertEqual(made.status, 0, "\(made)")
+            var arguments = ["-q", "-D", "tonearm:media"]
+            if stream.aplay.isEmpty {
+                arguments.append(path)
+            } else {
+                // S24_LE as raw words: the WAV's 32-bit samples shifted down, as a 24-bit card takes them.
+                let raw = world.path("\(Int(stream.frequency)).raw")
+                XCTAssertEqual(try runProcess("sox", [path, "-t", "raw", "-e", "signed-integer", "-b", "32", raw, "vol", "0.00390625"], timeout: 30).status, 0)
+                arguments += ["-t", "raw", "-r", "96000", "-c", "2"] + stream.aplay + [raw]
+            }
+            let played = try runProcess("aplay", arguments, environment: environment, timeout: 30)
+            XCTAssertEqual(played.status, 0, "\(stream.name): \(played)\n\(daemonReport(world.daemon))")
+        }
+        XCTAssertTrue(try waitUntil(timeout: 10) { try programSessions(world, named: "aplay").isEmpty })
+        XCTAssertEqual(world.daemon.terminate()?.status, 0)
+
+        let wav = try WAVFile(path: world.bench.alsa.pacedCapturePath)
+        XCTAssertEqual(wav.sampleRate, 48000, "the device stayed at the first program's rate")
+        let (left, right) = try capture(world)
+        let window = Self.rate / 20
+        for stream in streams {
+            var loudest = 0.0
+            var index = 0
+            while index + window <= left.count {
+                loudest = max(loudest, min(level(left, index..<(index + window), stream.frequency),
+                                           level(right, index..<(index + window), stream.frequency)))
+                index += window
+            }
+            XCTAssertEqual(loudest, 0.5, accuracy: 0.03, "\(stream.name): its \(stream.frequency) Hz tone on both channels at its level")
+        }
+    }
+}
+
+extension DaemonSessionTests {
+    /// A program interrupted by a call is suspended the ALSA way: aplay reports it, waits in
+    /// snd_pcm_resume until the call ends (with notifyOthersOnDeactivation), and plays on from
+    /// where it stopped: all of its audio is heard, none of it during the call.
+    func testAnInterruptedProgramIsSuspendedAndResumesWhereItStopped() throws {
+        try requirePacedDevice()
+        let world = try DaemonBench(device: "pacedcapture")
+        let environment = try programs(world)
+        let musicPath = world.path("program.wav")
+        _ = try writeWAV(musicPath, seconds: 3, left: { _ in 0 }, right: { 0.3 * sin(2 * Double.pi * 700 * Double($0) / 48000) })
+        let call = try tone(world, "call.flac", frequency: 1000, seconds: 1)
+
+        let program = try RunningProcess("aplay", ["-D", "tonearm:media", musicPath], environment: environment)
+        XCTAssertTrue(try waitUntil(timeout: 10) { try programSessions(world, named: "aplay").first?.bool("active") == true })
+        sleepSeconds(0.8)
+        let announce = try startAnnounce(world, ["--category", "playAndRecord", "--notify-others", call])
+        XCTAssertTrue(try waitUntil(timeout: 10) { try programSessions(world, named: "aplay").first?.bool("interrupted") == true },
+                      "the program's session is interrupted")
+        XCTAssertEqual(announce.wait(timeout: 20).status, 0)
+        let result = program.wait(timeout: 20)
+        XCTAssertEqual(result.status, 0, "\(result)\n\(daemonReport(world.daemon))")
+        XCTAssertTrue(result.stderr.contains("Suspended"), "aplay saw its PCM suspended: \(result.stderr)")
+        XCTAssertTrue(try waitUntil(timeout: 10) { try programSessions(world, named: "aplay").isEmpty })
+        XCTAssertEqual(world.daemon.terminate()?.status, 0)
+
+        let (_, right) = try capture(world)
+        let window = Self.rate / 100
+        func windows(_ frequency: Double) -> [Int] {
+            stride(from: 0, to: right.count - window, by: window).filter { level(right, $0..<($0 + window), frequency) > 0.2 }
+        }
+        let programWindows = windows(700), callWindows = windows(1000)
+        XCTAssertEqual(Double(programWindows.count) / 100, 3, accuracy: 0.1, "every second of the program was heard")
+        let callStart = try XCTUnwrap(callWindows.first), callEnd = try XCTUnwrap(callWindows.last)
+        XCTAssertEqual(Double(callWindows.count) / 100, 1, accuracy: 0.1, "the call was heard")
+        XCTAssertFalse(programWindows.contains { $0 > callStart + 5 * window && $0 < callEnd - 5 * window }, "the program was silent during the call")
+        XCTAssertTrue(programWindows.contains { $0 < callStart } && programWindows.contains { $0 > callEnd }, "the program played before and after it")
+    }
+}
