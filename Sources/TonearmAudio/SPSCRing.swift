@@ -1,5 +1,9 @@
 import Synchronization
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// A single-producer single-consumer ring of interleaved `Int32` samples.
 ///
 /// The storage is allocated once, in `init`; neither side ever allocates, locks or blocks. The
@@ -55,11 +59,29 @@ public final class SPSCRing: @unchecked Sendable {
     public init(capacity: Int) {
         precondition(capacity > 0)
         self.capacity = capacity
-        storage = .allocate(capacity: capacity)
-        storage.initialize(repeating: 0, count: capacity)
+        let bytes = capacity * MemoryLayout<Int32>.stride
+        if bytes >= 64 * 1024,
+           let pages = mmap(nil, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0), pages != MAP_FAILED {
+            storage = pages.bindMemory(to: Int32.self, capacity: capacity)
+            mapped = true
+        } else {
+            storage = .allocate(capacity: capacity)
+            storage.initialize(repeating: 0, count: capacity)
+            mapped = false
+        }
     }
 
-    deinit { storage.deallocate() }
+    /// Large rings are mapped from the kernel's zero pages: a page takes memory only once it is
+    /// written (or locked), so rings made up front for streams that seldom play cost nothing.
+    private let mapped: Bool
+
+    deinit {
+        if mapped {
+            munmap(storage, capacity * MemoryLayout<Int32>.stride)
+        } else {
+            storage.deallocate()
+        }
+    }
 
     /// The storage, for `mlock`.
     public var storageRegion: UnsafeMutableRawBufferPointer {
