@@ -127,8 +127,8 @@ class Guest:
             "TONEARM_KERNEL_FIXTURES": self.args.fixtures,
             "TONEARM_RIG_OUT": "/rig",
         }
-        for key in ("TONEARM_SOAK_SECONDS",):
-            if key in os.environ:
+        for key in os.environ:
+            if key == "TONEARM_SOAK_SECONDS" or key.startswith("TONEARM_BENCH_"):
                 env[key] = os.environ[key]
         lines = ["set -e"] + [f"export {k}='{v}'" for k, v in env.items()] + [f"cd '{TOP}'"]
         if self.shell:
