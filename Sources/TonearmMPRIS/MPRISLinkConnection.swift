@@ -34,6 +34,13 @@ final class MPRISLinkConnection {
     private var readingPosition = false
     /// The cover as last read, by its URL.
     private var cover: (url: String, artwork: LinkedArtwork?)?
+    /// When to read the owner's properties again after a failed read, and the wait after that
+    /// one. A name can come before its object: shairport-sync owns its name, then exports the
+    /// player, and nothing is signalled when the object appears.
+    private var rereadAt: Double?
+    private var rereadDelay = MPRISLinkConnection.firstRereadDelay
+    private static let firstRereadDelay = 0.1
+    private static let longestRereadDelay = 5.0
 
     private static let objectPath = MPRISProperties.objectPath
     private static let player = MPRISProperties.player
@@ -87,6 +94,10 @@ final class MPRISLinkConnection {
     private func run() throws(DBusError) {
         while true {
             try connection.process()
+            if let rereadAt, monotonicSeconds() >= rereadAt {
+                self.rereadAt = nil
+                readState()
+            }
             let (commands, stopped) = mailbox.take()
             if stopped { return }
             for request in commands { carryOut(request) }
@@ -98,7 +109,8 @@ final class MPRISLinkConnection {
     /// Sleeps until the bus has something, the mailbox rings, or sd-bus's own deadline.
     private func wait() throws(DBusError) {
         let timeout = connection.timeoutMilliseconds
-        let until = timeout < 0 ? nil : monotonicSeconds() + Double(timeout) / 1000
+        var until = timeout < 0 ? nil : monotonicSeconds() + Double(timeout) / 1000
+        if let rereadAt { until = min(until ?? rereadAt, rereadAt) }
         do {
             _ = try mailbox.poll.wait(for: [(FileDescriptor(rawValue: connection.descriptor), PollEvents(rawValue: connection.events))],
                                       until: until)
@@ -118,27 +130,41 @@ final class MPRISLinkConnection {
         positionRead += 1
         readingPosition = false
         cover = nil
-        guard let newOwner else {
+        rereadAt = nil
+        rereadDelay = Self.firstRereadDelay
+        guard newOwner != nil else {
             publish(nil)
             return
         }
+        readState()
+    }
+
+    /// Reads the owner's Player properties; until that works it is taken as not there (what an
+    /// earlier owner said is not this one's) and asked again, less and less often.
+    private func readState() {
+        guard let asked = owner else { return }
         do throws(DBusError) {
             try connection.getAllProperties(busName, Self.objectPath, Self.player) { [weak self] result in
-                guard let self, owner == newOwner else { return }
+                guard let self, owner == asked else { return }
                 switch result {
                 case .success(let properties):
                     loaded = true
                     settle(mirror.replaceAll(properties, now: monotonicSeconds()))
                 case .failure(let error):
-                    // Taken as not there: what an earlier owner said is not this one's.
-                    log.warning("\(label): cannot read the player's state: \(error)")
-                    publish(nil)
+                    readFailed(error)
                 }
             }
         } catch {
-            log.warning("\(label): cannot read the player's state: \(error)")
-            publish(nil)
+            readFailed(error)
         }
+    }
+
+    private func readFailed(_ error: DBusError) {
+        let again = rereadDelay, first = again == Self.firstRereadDelay
+        log(first ? .warning : .debug, "\(label): cannot read the player's state: \(error); trying again in \(again) s")
+        if first { publish(nil) }
+        rereadAt = monotonicSeconds() + again
+        rereadDelay = min(again * 2, Self.longestRereadDelay)
     }
 
     private func propertiesChanged(_ message: DBusMessage) {

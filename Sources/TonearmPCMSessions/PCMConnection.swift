@@ -40,6 +40,9 @@ final class PCMConnection: @unchecked Sendable {
     private var pendingStart = 0
     private var inlet: (any StreamInlet)?
     private var started = false
+    /// The session was activated by a start and not deactivated since. A drop stops the
+    /// stream but not this: alsa-lib drops a running PCM before it closes it.
+    private var activated = false
     private var draining = false
     private var ended = false
     private var paused = false
@@ -217,6 +220,7 @@ final class PCMConnection: @unchecked Sendable {
             return refuse(result.failure?.message ?? "the daemon could not start the stream")
         }
         inlet = reference.inlet
+        activated = true
         if paused { _ = call(.pauseStream(session, true)) }
         return flowed()
     }
@@ -247,13 +251,14 @@ final class PCMConnection: @unchecked Sendable {
     }
 
     private func drained() -> Bool {
-        let wasStarted = started
+        let wasActivated = activated
+        activated = false
         inlet = nil
         started = false
         draining = false
         ended = false
         guard send(PCMWire.message(.drained, epoch: epoch)) else { return false }
-        if wasStarted, let session { _ = call(.deactivate(session, notifyOthers: notify)) }
+        if wasActivated, let session { _ = call(.deactivate(session, notifyOthers: notify)) }
         return true
     }
 
@@ -319,7 +324,7 @@ final class PCMConnection: @unchecked Sendable {
     private func end() {
         guard !stopping.load(ordering: .acquiring) else { return }
         if let session {
-            if started { _ = call(.deactivate(session, notifyOthers: notify)) }
+            if activated { _ = call(.deactivate(session, notifyOthers: notify)) }
             log.info("\(name) closed session \(session)")
         }
         let plane = self.plane, client = self.client, done = answered

@@ -187,6 +187,26 @@ extension DaemonSessionTests {
         }
     }
 
+    /// A program that stops without draining — alsa-lib drops a running PCM when it is closed,
+    /// as shairport-sync's closing after a stream and aplay's on Ctrl-C do — ends its session
+    /// all the same: the player it interrupted resumes.
+    func testAProgramThatClosesWithoutDrainingLetsThePlayerResume() throws {
+        try requirePacedDevice()
+        let world = try DaemonBench(device: "paced")
+        let (musicPath, _) = try music(world, seconds: 30)
+        try playMusic(world, musicPath, until: 1)
+        let call = try RunningProcess("aplay", ["-q", "-D", "tonearm:call", "-t", "raw", "-f", "S16_LE", "-c", "2", "-r", "48000", "/dev/zero"],
+                                      environment: try programs(world))
+        XCTAssertTrue(try waitUntil(timeout: 10) {
+            try programSessions(world, named: "aplay").first?.bool("active") == true
+                && session(try world.daemon.result("sessions"), 1)?.bool("interrupted") == true
+        }, "the call plays and the player is interrupted")
+        call.send(SIGINT)
+        XCTAssertFalse(call.wait(timeout: 10).timedOut)
+        XCTAssertTrue(try waitUntil(timeout: 10) { try programSessions(world, named: "aplay").isEmpty }, "its session closed")
+        try world.waitForStatus(timeout: 10, "the music resumes after the call") { $0.string("state") == "playing" }
+    }
+
     // MARK: Failures
 
     /// No daemon: the open fails at once, naming the socket.

@@ -40,9 +40,14 @@ final class MPRISLinkPlugInTests: XCTestCase {
         var properties: [(String, DBusValue)]
         let calls = Mutex<[String]>([])
 
-        init(address: String, properties: [(String, DBusValue)]) throws {
+        /// `serving: false` leaves the object to `serve()`, later.
+        init(address: String, properties: [(String, DBusValue)], serving: Bool = true) throws {
             connection = try DBusConnection(.address(address))
             self.properties = properties
+            if serving { try serve() }
+        }
+
+        func serve() throws {
             try connection.serve("/org/mpris/MediaPlayer2") { [unowned self] call in
                 switch (call.interface, call.member) {
                 case (DBusConnection.propertiesInterface, "GetAll"):
@@ -165,5 +170,22 @@ final class MPRISLinkPlugInTests: XCTestCase {
         XCTAssertTrue(pump(player) { self.published(plane).last?.playing == nil })
         XCTAssertEqual(log.texts(at: .warning), [], "nothing went wrong")
         XCTAssertLessThan(running.stop(), 5, "stops, its thread joined")
+    }
+
+    /// A player whose name comes before its object (shairport-sync owns its name, then exports
+    /// its player): the first read fails, and the player is seen once its object is there,
+    /// though nothing signals that.
+    func testAPlayerWhoseNameComesBeforeItsObjectIsSeenOnceItIsThere() throws {
+        let plane = TestControlPlane()
+        let log = TestLog()
+        let running = RunningPlugIn(MPRISLinkPlugIn(sessionName: "fake", busName: Self.name, bus: .address(address)), on: plane, log: log.log)
+        defer { running.stop() }
+        let player = try FakePlayer(address: address, properties: [("PlaybackStatus", .string("Playing")), ("Metadata", Self.metadata)],
+                                    serving: false)
+        try player.connection.requestName(Self.name)
+        XCTAssertTrue(pump(player) { log.texts(at: .warning).contains { $0.contains("cannot read the player's state") } }, "the first read fails")
+        try player.serve()
+        XCTAssertTrue(pump(player) { self.published(plane).last?.playing?.info.title == "First" }, "seen once it is there: \(plane.commands)")
+        XCTAssertEqual(log.texts(at: .warning).count, 1, "one warning, however many reads failed: \(log.texts(at: .warning))")
     }
 }

@@ -198,6 +198,22 @@ final class PCMConnectionTests: XCTestCase {
         XCTAssertTrue(waitUntil(timeout: 5) { plane.clientsLeft == [2] })
     }
 
+    /// alsa-lib drops a running PCM before closing it: a drop, then the end of the connection.
+    /// The session still deactivates, letting what it interrupted resume.
+    func testAProgramThatDropsAndClosesDeactivatesItsSession() throws {
+        openAndPrepare()
+        send("D", epoch: 1, [UInt8](repeating: 3, count: 256 * 4))
+        send("S", epoch: 1)
+        _ = waitForPosition(accepted: 256)
+        send("X", epoch: 1)
+        XCTAssertTrue(waitUntil(timeout: 5) { plane.commands.contains(.session(.stop(5))) }, "\(plane.commands)")
+        XCTAssertFalse(plane.commands.contains(.session(.deactivate(5, notifyOthers: true))), "a drop leaves the session active")
+        close(program)
+        program = -1
+        XCTAssertTrue(waitUntil(timeout: 5) { plane.clientsLeft == [2] })
+        XCTAssertEqual(plane.commands.filter { $0 == .session(.deactivate(5, notifyOthers: true)) }.count, 1, "\(plane.commands)")
+    }
+
     func testAnInterruptionSuspendsTheProgramAndItsEndWithShouldResumeResumesIt() {
         openAndPrepare()
         connection.deliver(.interruptionBegan(InterruptionBegan(session: 5, owner: 2, interrupter: 1, reason: .nonMixableActivated)))
