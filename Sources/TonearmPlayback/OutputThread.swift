@@ -160,6 +160,7 @@ struct OutputThread {
             guard let outcome = renderAndWrite(device, format) else { continue }
             let aftermath = account(outcome, format)
             // ── Render path ends ──
+            if case .wrote = outcome { publishDeviceQueue(device) }
             settle(aftermath, format)
         }
         link.device?.drop()
@@ -345,7 +346,6 @@ struct OutputThread {
             period.offset += n
             engine.framesWritten.add(n, ordering: .relaxed)
             deviceFill += n
-            engine.deviceQueuedFrames.store(deviceFill + period.pending - n, ordering: .relaxed)
             deviceEnd += n
             writtenSinceStart += n
             // What is heard now: the player's frames read, less those still in the device or
@@ -377,6 +377,15 @@ struct OutputThread {
     }
 
     // MARK: Around it
+
+    /// What the device holds and what is rendered but not yet written, just after a write, and
+    /// when: a stream's delay (`streamQueuedFrames`) is the truth at any moment until the next.
+    /// The device is asked afresh: `deviceFill` is as of the wait for room, and the device has
+    /// played on while the period was rendered (milliseconds for a large one).
+    private func publishDeviceQueue(_ device: any OutputDevice) {
+        engine.deviceQueuedFrames.store((device.delayFrames() ?? deviceFill) + period.pending, ordering: .relaxed)
+        engine.deviceQueuedAt.store(Int(monotonicSeconds() * 1e9), ordering: .releasing)
+    }
 
     /// After a write: a device that went is closed (what was rendered but not taken is kept
     /// and written first to the next), what happened is announced, and the producers waiting

@@ -95,6 +95,10 @@ final class PCMFeed: @unchecked Sendable {
     /// Frames fed but not yet written to the slot's ring.
     var backlogFrames: Int { queue.withLock { $0.queuedFrames + $0.inFlightFrames } }
 
+    /// Frames fed that the producer has not taken yet (the block it took is on its way to the
+    /// ring, partly there already).
+    var waitingFrames: Int { queue.withLock { $0.queuedFrames } }
+
     // MARK: Producer
 
     /// The next block of up to `blockFrames` frames. The block taken before is, by now, in the

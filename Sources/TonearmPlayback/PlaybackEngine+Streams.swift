@@ -67,12 +67,22 @@ extension PlaybackEngine {
         guard let feed = feed(handle), let slot = current(handle) else { return 0 }
         let rate = deviceRate.load(ordering: .acquiring)
         let channels = deviceChannels.load(ordering: .acquiring)
-        var queued = feed.backlogFrames
-        if rate > 0, channels > 0 {
-            let deviceFrames = slot.ring.readableSamples / channels + deviceQueuedFrames.load(ordering: .relaxed)
-            queued += deviceFrames * feed.format.sampleRate / rate
-        }
-        return queued
+        guard rate > 0, channels > 0 else { return feed.backlogFrames }
+        // The block the producer took last is counted where its samples are now: converted and
+        // waiting for room, in the ring, or in the device — each frame once.
+        let afterFeed = (slot.pendingSamples.load(ordering: .relaxed) + slot.ring.readableSamples) / channels
+            + deviceFramesAhead(rate: rate)
+        return feed.waitingFrames + afterFeed * feed.format.sampleRate / rate
+    }
+
+    /// What the device holds ahead of the listener now: as of the last write, less what it
+    /// has played since (a large buffer is written a period at a time, a period apart).
+    private func deviceFramesAhead(rate: Int) -> Int {
+        let at = deviceQueuedAt.load(ordering: .acquiring)
+        let frames = deviceQueuedFrames.load(ordering: .relaxed)
+        guard at > 0 else { return frames }
+        let played = Int((monotonicSeconds() - Double(at) / 1e9) * Double(rate))
+        return max(0, frames - max(0, played))
     }
 
     /// Fades the stream out (30 ms) and frees its slot; a held stream is freed at once.
@@ -211,6 +221,7 @@ extension PlaybackEngine {
         var producer = Producer(ring: ring, bell: slot.bell, output: outputBell)
         // A stream's first samples, and its first after a wait, are mixed in at once.
         producer.audioAfterSilence = { [self] in mixChanged() }
+        producer.pendingChanged = { slot.pendingSamples.store($0, ordering: .relaxed) }
         var stream = StreamProduction(engine: self, slot: slot, source: source)
         producer.run(&stream)
 

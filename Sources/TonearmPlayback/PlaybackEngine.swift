@@ -286,6 +286,9 @@ public final class PlaybackEngine: @unchecked Sendable {
     /// Frames the device held, and those rendered but not yet written, as of the last write:
     /// how far behind the mixer the listener is. Output → control.
     let deviceQueuedFrames = Atomic<Int>(0)
+    /// When `deviceQueuedFrames` was true (CLOCK_MONOTONIC nanoseconds; 0 before the first
+    /// write): the device has played on since, so a reader takes off what it played.
+    let deviceQueuedAt = Atomic<Int>(0)
     /// The player's ring sample being heard as of the last write: what the mixer read, less the
     /// frames waiting in the device buffer and those rendered but not yet written. Output →
     /// control, to tell when a mark is (or will be) heard.

@@ -17,7 +17,12 @@ struct Producer {
     let output: Doorbell
     var converter: StreamConverter?
     /// Converted samples not yet in the ring.
-    var pending = UnsafeBufferPointer<Int32>(start: nil, count: 0)
+    var pending = UnsafeBufferPointer<Int32>(start: nil, count: 0) {
+        didSet { pendingChanged?(pending.count) }
+    }
+    /// Told how many converted samples are not yet in the ring, each time that changes: a
+    /// stream's delay counts them once, not again as part of the block its source handed out.
+    var pendingChanged: ((Int) -> Void)?
     /// Called when a write finds nothing left to read before it: the output may want to
     /// render again what it rendered without this ring's audio.
     var audioAfterSilence: (() -> Void)?

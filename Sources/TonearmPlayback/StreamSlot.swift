@@ -42,6 +42,8 @@ final class StreamSlot: @unchecked Sendable {
     let holdWanted = Atomic<Bool>(false)
     /// The producer has faded the stream out and the mixer no longer reads it.
     let held = Atomic<Bool>(false)
+    /// Samples the producer has converted and not yet written to the ring (`Producer.pending`).
+    let pendingSamples = Atomic<Int>(0)
     /// Serialises the control plane's changes to the stream's factors and hold with the
     /// producer's `attach`, so neither overwrites what the other set.
     let controls = Mutex<Void>(())
@@ -67,6 +69,7 @@ final class StreamSlot: @unchecked Sendable {
             stopWanted.store(false, ordering: .relaxed)
             holdWanted.store(false, ordering: .relaxed)
             held.store(false, ordering: .relaxed)
+            pendingSamples.store(0, ordering: .relaxed)
             // The factors the stream starts at; the producer's `attach` takes them, with any
             // change made before it.
             input.gain = gain

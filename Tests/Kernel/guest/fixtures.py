@@ -23,6 +23,8 @@ FILES = {
     "tone44k": (TONE, 44100, 16, 40.0, {"TITLE": "USB tone"}),
     # Commands heard through a large buffer: noise, so any change shows in the first sample.
     "music48": ("whitenoise vol 0.5", 48000, 16, 30.0, {"TITLE": "Noise"}),
+    # Music on the left only, so that a program's sound on the right is told apart from it.
+    "tone48k_left": (TONE + " remix 1 0", 48000, 16, 30.0, {"TITLE": "Left tone"}),
     # Ten minutes and a little on the dummy card.
     "soak": ("sine 440 vol 0.3", 44100, 16, 630.0, {"TITLE": "Soak"}),
 }

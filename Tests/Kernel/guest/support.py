@@ -17,6 +17,11 @@ TONEARMD = os.path.join(BIN, "tonearmd")
 TONEARM = os.path.join(BIN, "tonearm")
 KERNEL_DIR = os.environ.get("TONEARM_KERNEL_DIR", "")
 RIG_OUT = os.environ.get("TONEARM_RIG_OUT", "/rig")
+# The checkout (the guest sees the host's files where they are): the ALSA plugin and the test
+# programs scripts/test-kernel built.
+TOP = os.path.dirname(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))))
+ALSA_PLUGIN = os.path.join(TOP, "ALSA", "build", "libasound_module_pcm_tonearm.so")
+TOOLS = os.path.join(TOP, ".build-kernel", "tools")
 
 
 def sh(*command, check=True, timeout=60):
@@ -84,6 +89,8 @@ class Daemon:
     def __init__(self, profile, name="tonearmd", music_dir=None, args=(), user=None):
         self.dir = tempfile.mkdtemp(prefix=name + "-")
         self.socket = os.path.join(self.dir, "control.sock")
+        # Where ALSA programs' sessions come in: beside the control socket.
+        self.pcm_socket = os.path.join(self.dir, "pcm.sock")
         self.log_path = os.path.join(self.dir, "tonearmd.log")
         self.profile = os.path.join(self.dir, "board.toml")
         with open(self.profile, "w") as f:
@@ -148,6 +155,21 @@ class Daemon:
     def next_event(self, topic, timeout=10, where=lambda data: True):
         """The next event of a topic whose data satisfies `where`, and when it arrived."""
         return self.events.next_event(topic, timeout, where)
+
+    def program_environment(self):
+        """The environment for an ALSA program that plays through `tonearm:…` into this daemon:
+        an alsa-lib configuration that loads the plugin as built (not installed) and includes
+        the snippet the install puts in /etc/alsa/conf.d."""
+        assert os.path.exists(ALSA_PLUGIN), f"no ALSA plugin at {ALSA_PLUGIN} (scripts/test-kernel builds it)"
+        path = os.path.join(self.dir, "programs.conf")
+        with open(path, "w") as f:
+            f.write("</usr/share/alsa/alsa.conf>\n"
+                    f'pcm_type.tonearm {{ lib "{ALSA_PLUGIN}" }}\n'
+                    f"<{os.path.join(TOP, 'ALSA', '50-tonearm.conf')}>\n")
+        return dict(os.environ, ALSA_CONFIG_PATH=path, TONEARM_PCM_SOCKET=self.pcm_socket)
+
+    def sessions_named(self, name):
+        return [s for s in self.request("sessions")["sessions"] if s["name"] == name]
 
     def log(self):
         if not self.log_file.closed:

@@ -42,10 +42,25 @@ class Capture:
         # The daemon must find the capture side open, holding the format.
         support.wait_until(lambda: support.pcm_status("Loopback", 1, "c").get("state") == "RUNNING",
                            10, what="arecord to start")
+        self.rate = rate
+
+    def heard_at(self, frame):
+        """When capture frame `frame` arrived, on the monotonic clock. snd-aloop moves both
+        sides' pointers by one clock and copies what the playback side plays as it plays it, so
+        the capture's frame k is what was played (k / rate) s after the capture's trigger: the
+        capture's own delay (what arecord had not read yet) does not enter."""
+        if not hasattr(self, "trigger"):
+            status = support.pcm_status("Loopback", 1, "c")
+            now = time.monotonic()
+            self.trigger = float(status["trigger_time"])
+            assert abs(now - self.trigger) < 3600, f"trigger_time {self.trigger} is not on the monotonic clock ({now})"
+        return self.trigger + frame / self.rate
 
     def stop(self):
+        self.heard_at(0)  # the trigger, read while the capture runs
         self.process.send_signal(signal.SIGINT)
         self.process.wait(10)
+        self.errors = self.process.stderr.read().decode(errors="replace")
         return as_left_justified(open(self.path, "rb").read(), self.fmt)
 
 
