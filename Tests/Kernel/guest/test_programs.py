@@ -187,9 +187,9 @@ class ProgramTests(support.KernelTestCase):
         start = first - int(numpy.flatnonzero(call)[0])
         self.assertTrue(numpy.array_equal(captured[1::2][start:start + len(call)], call), "the call, bit-exact")
         # Found here, in about half the runs: one device period (6000 frames) after the call's
-        # last frame, ~140 frames of it are heard again while the music is still silent. A
-        # daemon bug (the end of a session's stream on a rewinding device), reported; measured,
-        # not yet asserted.
+        # last frame, ~140 frames of it are heard again while the music is still silent: the end
+        # of a session's stream on a rewinding device is rendered twice. Measured and printed
+        # here until it is fixed; not asserted.
         last = start + len(call) - 1
         stray = numpy.flatnonzero(numpy.abs(captured[1::2][last + 1:]) > 0.02 * 2**31)
 
