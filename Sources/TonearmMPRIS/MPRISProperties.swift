@@ -109,12 +109,8 @@ enum MPRISProperties {
         guard let item = currentItem(state) else { return [("mpris:trackid", .objectPath(noTrack))] }
         let info = item.metadata
         var out: [(String, DBusValue)] = [("mpris:trackid", .objectPath(trackID(state)))]
-        if let duration = info.duration { out.append(("mpris:length", .int64(Int64((duration * 1_000_000).rounded())))) }
-        if let title = info.title { out.append(("xesam:title", .string(title))) }
-        if let artist = info.artist { out.append(("xesam:artist", .array(element: "s", [.string(artist)]))) }
-        if let album = info.album { out.append(("xesam:album", .string(album))) }
-        if let albumArtist = info.albumArtist { out.append(("xesam:albumArtist", .array(element: "s", [.string(albumArtist)]))) }
-        if let track = info.trackNumber { out.append(("xesam:trackNumber", .int32(Int32(clamping: track)))) }
+        out += common(duration: info.duration, title: info.title, artist: info.artist, album: info.album,
+                      albumArtist: info.albumArtist, trackNumber: info.trackNumber)
         if let disc = info.discNumber { out.append(("xesam:discNumber", .int32(Int32(clamping: disc)))) }
         if let genre = info.genre { out.append(("xesam:genre", .array(element: "s", [.string(genre)]))) }
         out.append(("xesam:url", .string(fileURL(item.path))))
@@ -126,13 +122,22 @@ enum MPRISProperties {
     static func linkedMetadata(_ state: ControlState, artURL: String?) -> [(String, DBusValue)] {
         let info = state.nowPlaying
         var out: [(String, DBusValue)] = [("mpris:trackid", .objectPath(linkedTrackID(info)))]
-        if let duration = info.duration { out.append(("mpris:length", .int64(Int64((duration * 1_000_000).rounded())))) }
-        if let title = info.title { out.append(("xesam:title", .string(title))) }
-        if let artist = info.artist { out.append(("xesam:artist", .array(element: "s", [.string(artist)]))) }
-        if let album = info.album { out.append(("xesam:album", .string(album))) }
-        if let albumArtist = info.albumArtist { out.append(("xesam:albumArtist", .array(element: "s", [.string(albumArtist)]))) }
-        if let track = info.trackNumber { out.append(("xesam:trackNumber", .int32(Int32(clamping: track)))) }
+        out += common(duration: info.duration, title: info.title, artist: info.artist, album: info.album,
+                      albumArtist: info.albumArtist, trackNumber: info.trackNumber)
         if let artURL { out.append(("mpris:artUrl", .string(artURL))) }
+        return out
+    }
+
+    /// The fields Tonearm's own item and a linked program's share.
+    private static func common(duration: Double?, title: String?, artist: String?, album: String?, albumArtist: String?,
+                               trackNumber: Int?) -> [(String, DBusValue)] {
+        var out: [(String, DBusValue)] = []
+        if let duration { out.append(("mpris:length", .int64(Int64((duration * 1_000_000).rounded())))) }
+        if let title { out.append(("xesam:title", .string(title))) }
+        if let artist { out.append(("xesam:artist", .array(element: "s", [.string(artist)]))) }
+        if let album { out.append(("xesam:album", .string(album))) }
+        if let albumArtist { out.append(("xesam:albumArtist", .array(element: "s", [.string(albumArtist)]))) }
+        if let trackNumber { out.append(("xesam:trackNumber", .int32(Int32(clamping: trackNumber)))) }
         return out
     }
 
