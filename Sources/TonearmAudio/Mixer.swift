@@ -498,6 +498,23 @@ public final class Mixer: @unchecked Sendable {
         return done
     }
 
+    /// Every enabled secondary input's ramps move on by `frames` and publish the gain reached:
+    /// the inputs a fast path did not mix keep the device's time.
+    @inline(__always)
+    private func keepSecondaryTime(_ frames: Int) {
+        var index = 1
+        while index < inputs.count {
+            let input = inputs[index]
+            index += 1
+            guard input.isEnabledForRendering else { continue }
+            input.volumeRamp.advance(by: frames)
+            input.duckRamp.advance(by: frames)
+            input.fadeRamp.advance(by: frames)
+            input.levelRamp.advance(by: frames)
+            input.publishAppliedGain()
+        }
+    }
+
     @inline(__always)
     private func renderChunk(into destination: UnsafeMutableRawPointer, frames requested: Int) -> Int {
         let channels = format.channels
@@ -531,17 +548,7 @@ public final class Mixer: @unchecked Sendable {
             SampleConversion.pack(intScratch, count: samples, into: destination, format: format.sampleFormat)
             primary.publishAppliedGain()
             // Secondary inputs with nothing to play still keep the device's time.
-            index = 1
-            while index < inputs.count {
-                let input = inputs[index]
-                index += 1
-                guard input.isEnabledForRendering else { continue }
-                input.volumeRamp.advance(by: frames)
-                input.duckRamp.advance(by: frames)
-                input.fadeRamp.advance(by: frames)
-                input.levelRamp.advance(by: frames)
-                input.publishAppliedGain()
-            }
+            keepSecondaryTime(frames)
             return frames
         }
 
@@ -562,19 +569,8 @@ public final class Mixer: @unchecked Sendable {
                 let n = input.ring.read(into: intScratch, count: min(samples, input.ring.readableSamples / channels * channels))
                 if n < samples { (intScratch + n).update(repeating: 0, count: samples - n) }
                 SampleConversion.pack(intScratch, count: samples, into: destination, format: format.sampleFormat)
-                index = 1
-                while index < inputs.count {
-                    let other = inputs[index]
-                    index += 1
-                    guard other.isEnabledForRendering else { continue }
-                    if other !== input {
-                        other.volumeRamp.advance(by: frames)
-                        other.duckRamp.advance(by: frames)
-                        other.fadeRamp.advance(by: frames)
-                        other.levelRamp.advance(by: frames)
-                    }
-                    other.publishAppliedGain()
-                }
+                // Its ramps are settled: advancing them leaves them where they are.
+                keepSecondaryTime(frames)
                 return frames
             }
         }
