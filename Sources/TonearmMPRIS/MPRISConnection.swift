@@ -25,27 +25,18 @@ final class MPRISConnection {
     /// only delays Tonearm, never playback.
     static func serve(bus: DBusConnection.Bus, name: String, avrcpAdapters: Set<String>?, published: PublishedState,
                       plane: any ControlPlane, log: PlugInLog) {
-        var delay = 1.0
-        var lastFailure = ""
-        while !published.isStopped {
-            do throws(DBusError) {
-                let session = try MPRISConnection(bus: bus, name: name, avrcpAdapters: avrcpAdapters, published: published, plane: plane, log: log)
-                delay = 1
-                lastFailure = ""
-                try session.run()
-                session.close()
-                return
-            } catch {
-                // The bus is not there (yet), went away, or refuses the name.
-                let hint = error.code == -EACCES && error.bus == "system"
-                    ? " (the system bus allows it with Tonearm's policy: Board/tonearm-dbus.conf in /etc/dbus-1/system.d)" : ""
-                // Said once; the same failure again only in the debug log.
-                let failure = "\(error)\(hint)"
-                log(failure == lastFailure ? .debug : .warning, "MPRIS: \(failure); trying again in \(Int(delay)) s")
-                lastFailure = failure
-                _ = try? published.poll.wait(for: [], until: monotonicSeconds() + delay)
-                delay = min(delay * 2, 30)
-            }
+        // The bus is not there (yet), went away, or refuses the name.
+        BusRetry.keep("MPRIS", log: log, isStopped: { published.isStopped },
+                      sleep: { _ = try? published.poll.wait(for: [], until: monotonicSeconds() + $0) },
+                      describe: { error in
+                          let hint = error.code == -EACCES && error.bus == "system"
+                              ? " (the system bus allows it with Tonearm's policy: Board/tonearm-dbus.conf in /etc/dbus-1/system.d)" : ""
+                          return "\(error)\(hint)"
+                      }) { connected throws(DBusError) in
+            let session = try MPRISConnection(bus: bus, name: name, avrcpAdapters: avrcpAdapters, published: published, plane: plane, log: log)
+            connected()
+            try session.run()
+            session.close()
         }
     }
 

@@ -49,23 +49,12 @@ final class MPRISLinkConnection {
     /// goes, is tried again with back-off, the player meanwhile not there.
     static func follow(bus: DBusConnection.Bus, busName: String, label: String, mailbox: LinkMailbox, log: PlugInLog,
                        publish: @escaping (LinkedNowPlaying?) -> Void) {
-        var delay = 1.0
-        var lastFailure = ""
-        while !mailbox.isStopped {
-            do throws(DBusError) {
-                let link = try MPRISLinkConnection(bus: bus, busName: busName, label: label, mailbox: mailbox, log: log, publish: publish)
-                delay = 1
-                lastFailure = ""
-                try link.run()
-                return
-            } catch {
-                publish(nil)
-                let failure = "\(error)"
-                log(failure == lastFailure ? .debug : .warning, "\(label): \(failure); trying again in \(Int(delay)) s")
-                lastFailure = failure
-                _ = try? mailbox.poll.wait(for: [], until: monotonicSeconds() + delay)
-                delay = min(delay * 2, 30)
-            }
+        BusRetry.keep(label, log: log, isStopped: { mailbox.isStopped },
+                      sleep: { _ = try? mailbox.poll.wait(for: [], until: monotonicSeconds() + $0) },
+                      failed: { publish(nil) }) { connected throws(DBusError) in
+            let link = try MPRISLinkConnection(bus: bus, busName: busName, label: label, mailbox: mailbox, log: log, publish: publish)
+            connected()
+            try link.run()
         }
     }
 
