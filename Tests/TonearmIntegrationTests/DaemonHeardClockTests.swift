@@ -24,27 +24,46 @@ final class DaemonHeardClockTests: XCTestCase {
         try world.ok("add", first, second)
         try world.ok("play")
         try world.waitForStatus(timeout: 5, "a second played") { ($0.double("elapsed") ?? 0) >= 1 }
-        let afterPlay = try elapsedMinusCaptured(world, before: 0)
+        let afterPlay = try heardBracket(world, before: 0)
         let device = try world.status().object("device") ?? [:]
         XCTAssertEqual(device.int("bufferFrames"), 8192, jsonText(device))
         try world.waitForStatus(timeout: 5, "a second of the second track") {
             $0.string("title") == "Track 2" && ($0.double("elapsed") ?? 0) >= 1
         }
-        let afterChange = try elapsedMinusCaptured(world, before: 2)
-        print("heard clock: elapsed − captured = \(String(format: "%+.3f", afterPlay)) s after the play, "
-            + "\(String(format: "%+.3f", afterChange)) s after the gapless change")
-        XCTAssertEqual(afterPlay, 0, accuracy: 0.05, "elapsed after the play vs the audio that reached the device")
-        XCTAssertEqual(afterChange, 0, accuracy: 0.05, "elapsed after the gapless change vs the audio that reached the device")
+        let afterChange = try heardBracket(world, before: 2)
+        print("heard clock: after the play \(afterPlay); after the gapless change \(afterChange)")
+        afterPlay.assertWithin(Self.slack, "elapsed after the play vs the audio that reached the device")
+        afterChange.assertWithin(Self.slack, "elapsed after the gapless change vs the audio that reached the device")
         XCTAssertEqual(world.daemon.terminate()?.status, 0, daemonReport(world.daemon))
     }
 
-    /// `status`'s elapsed (plus `before`, the seconds of the items before it) less the audio
-    /// captured at the same moment (the mean of before and after the status call).
-    private func elapsedMinusCaptured(_ world: DaemonBench, before: Double) throws -> Double {
+    /// How far elapsed may lie outside what was captured around it: the capture file grows a
+    /// period (1024 frames, 21 ms) at a time and the dummy device paces in periods too. The
+    /// fault this test guards against is an offset of the whole buffer (171 ms).
+    static let slack = 0.08
+
+    /// `status`'s elapsed (plus `before`, the seconds of the items before it) and the audio
+    /// captured just before and just after the status call. A busy machine widens the
+    /// bracket; it cannot move elapsed out of it.
+    struct Bracket: CustomStringConvertible {
+        let captured: ClosedRange<Double>
+        let elapsed: Double
+
+        var description: String {
+            String(format: "elapsed %.3f s, captured %.3f…%.3f s", elapsed, captured.lowerBound, captured.upperBound)
+        }
+
+        func assertWithin(_ slack: Double, _ message: String, file: StaticString = #filePath, line: UInt = #line) {
+            XCTAssertGreaterThanOrEqual(elapsed, captured.lowerBound - slack, "\(message): \(self)", file: file, line: line)
+            XCTAssertLessThanOrEqual(elapsed, captured.upperBound + slack, "\(message): \(self)", file: file, line: line)
+        }
+    }
+
+    private func heardBracket(_ world: DaemonBench, before: Double) throws -> Bracket {
         let capturedBefore = try world.capturedSeconds()
         let status = try world.status()
         let capturedAfter = try world.capturedSeconds()
         XCTAssertEqual(status.double("rate"), 1, jsonText(status))
-        return before + (status.double("elapsed") ?? -1) - (capturedBefore + capturedAfter) / 2
+        return Bracket(captured: capturedBefore...capturedAfter, elapsed: before + (status.double("elapsed") ?? -1))
     }
 }
