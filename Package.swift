@@ -34,15 +34,16 @@ let package = Package(
         .target(name: "TonearmSystem", dependencies: [.product(name: "SystemPackage", package: "swift-system")]),
         // Pure audio building blocks: formats, the SPSC ring, sample conversion, the mixer.
         .target(name: "TonearmAudio"),
-        // libFLAC: metadata and decoding.
-        .target(name: "TonearmFLAC", dependencies: ["CFLAC", "TonearmAudio", "TonearmSystem"]),
+        // The decoder seam: one protocol for every format, each format a plug-in (one file per
+        // decoder); tags and pictures into one track model.
+        .target(name: "TonearmDecoding", dependencies: ["CFLAC", "TonearmAudio", "TonearmSystem"]),
         // alsa-lib: one PCM device, negotiated and written to.
         .target(name: "TonearmALSA", dependencies: ["CALSA", "TonearmAudio"]),
         // Decoder thread, output thread and the pipeline between them.
         .target(
             name: "TonearmPlayback",
             dependencies: [
-                "CSoxr", "TonearmAudio", "TonearmFLAC", "TonearmALSA", "TonearmSystem",
+                "CSoxr", "TonearmAudio", "TonearmDecoding", "TonearmALSA", "TonearmSystem",
             ]
         ),
         // The pure logic of buttons, encoders and switches, tested on recorded timelines, and
@@ -135,7 +136,7 @@ let package = Package(
         .target(
             name: "TonearmLibrary",
             dependencies: [
-                "TonearmFLAC", "TonearmJSON", "TonearmControlPlane", "TonearmSQLite", "TonearmSystem",
+                "TonearmDecoding", "TonearmJSON", "TonearmControlPlane", "TonearmSQLite", "TonearmSystem",
                 .product(name: "SystemPackage", package: "swift-system"),
             ]
         ),
@@ -143,7 +144,7 @@ let package = Package(
         .executableTarget(
             name: "tonearm",
             dependencies: [
-                "TonearmPlayback", "TonearmFLAC", "TonearmALSA", "TonearmAudio", "TonearmJSON", "TonearmControl", "TonearmSystem",
+                "TonearmPlayback", "TonearmDecoding", "TonearmALSA", "TonearmAudio", "TonearmJSON", "TonearmControl", "TonearmSystem",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
@@ -203,7 +204,7 @@ let package = Package(
         .testTarget(name: "TonearmAudioTests", dependencies: ["TonearmAudio", "CAllocationCounter"]),
         .testTarget(name: "TonearmALSATests", dependencies: ["TonearmALSA", "TonearmAudio", "CAllocationCounter"]),
         .testTarget(name: "TonearmPlaybackTests", dependencies: ["TonearmPlayback", "TonearmAudio", "TestSupport"]),
-        .testTarget(name: "TonearmFLACTests", dependencies: ["TonearmFLAC", "TestSupport"]),
+        .testTarget(name: "TonearmDecodingTests", dependencies: ["TonearmDecoding", "TestSupport"]),
         .testTarget(
             name: "TonearmSystemTests",
             dependencies: ["TonearmSystem", .product(name: "SystemPackage", package: "swift-system")]

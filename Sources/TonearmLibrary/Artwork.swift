@@ -1,4 +1,4 @@
-import TonearmFLAC
+import TonearmDecoding
 
 #if canImport(Glibc)
 import Glibc
@@ -77,13 +77,13 @@ enum Artwork {
 
     /// The picture to show, as `TrackInfo.preferredPicture` chooses it (front cover, else the
     /// first), leaving out pictures that are only a URL (MIME type "-->") or have no bytes.
-    static func displayPicture(_ pictures: [FLACPicture]) -> FLACPicture? {
+    static func displayPicture(_ pictures: [Picture]) -> Picture? {
         let usable = pictures.filter { $0.mimeType != "-->" && $0.byteCount > 0 }
-        return usable.first { $0.type == FLACPicture.frontCoverType } ?? usable.first
+        return usable.first { $0.type == Picture.frontCoverType } ?? usable.first
     }
 
     /// The embedded cover of a file opened with `keepPictureData: true`.
-    static func embedded(path: String, pictures: [FLACPicture]) -> ArtworkSource? {
+    static func embedded(path: String, pictures: [Picture]) -> ArtworkSource? {
         guard let picture = displayPicture(pictures), let data = picture.data, !data.isEmpty else { return nil }
         var width = picture.width, height = picture.height
         var mimeType = picture.mimeType
@@ -141,9 +141,9 @@ enum Artwork {
     static func bytes(of source: ArtworkSource) throws(LibraryError) -> [UInt8] {
         switch source {
         case .embedded(let path, _, _, _, _, let fingerprint):
-            let pictures: [FLACPicture]
+            let pictures: [Picture]
             do {
-                pictures = try FLACDecoder(path: path, keepPictureData: true).info.pictures
+                pictures = try Decoders.open(path: path, keepPictureData: true).info.pictures
             } catch {
                 throw .artworkUnavailable(path, cause: flacCause(error))
             }
@@ -207,7 +207,7 @@ func hex(_ value: UInt64) -> String {
 }
 
 /// A FLAC error's cause, without the path its description starts with.
-func flacCause(_ error: FLACError) -> String {
+func flacCause(_ error: DecodeError) -> String {
     let text = error.description
     let prefix = error.path + ": "
     return text.hasPrefix(prefix) ? String(text.dropFirst(prefix.count)) : text

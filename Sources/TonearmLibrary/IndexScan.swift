@@ -1,5 +1,5 @@
 import TonearmControlPlane
-import TonearmFLAC
+import TonearmDecoding
 import TonearmSQLite
 import TonearmSystem
 
@@ -77,7 +77,7 @@ struct IndexScan {
                 (knownFailures, knownDirectories) = (left.failures, left.directories)
             case .regular:
                 let slash = absolute.lastIndex(of: "/")!
-                if LibraryScan.hasFLACExtension(target), let directory = try? OpenDirectory(String(absolute[..<slash])) {
+                if Decoders.isAudioName(target), let directory = try? OpenDirectory(String(absolute[..<slash])) {
                     let parent = target.split(separator: "/").dropLast().joined(separator: "/")
                     directoryIDs[parent] = try directoryID(parentOf: target)
                     var walk = try ScanWalk(root: root, reader: db, channel: ScanChannel(), knownFailures: knownFailures,

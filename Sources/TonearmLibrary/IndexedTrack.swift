@@ -1,6 +1,6 @@
 import TonearmAudio
 import TonearmControlPlane
-import TonearmFLAC
+import TonearmDecoding
 
 /// A track as the index keeps it: where it is, what it is, and every tag value it has.
 struct IndexedTrack {

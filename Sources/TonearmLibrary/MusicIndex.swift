@@ -1,6 +1,6 @@
 import Synchronization
 import TonearmControlPlane
-import TonearmFLAC
+import TonearmDecoding
 import TonearmSQLite
 import TonearmSystem
 

@@ -1,4 +1,4 @@
-import TonearmFLAC
+import TonearmDecoding
 
 #if canImport(Glibc)
 import Glibc
@@ -96,9 +96,9 @@ public enum MusicLibrary {
         let scan = try LibraryScan(musicDirectory: musicDirectory)
         let resolved = try scan.resolve(path)
         if embedded {
-            let decoder: FLACDecoder
+            let decoder: any AudioDecoder
             do {
-                decoder = try FLACDecoder(path: resolved, keepPictureData: true)
+                decoder = try Decoders.open(path: resolved, keepPictureData: true)
             } catch {
                 throw .notPlayable(resolved, cause: flacCause(error))
             }
@@ -196,7 +196,7 @@ struct LibraryScan {
         }
         switch status.kind {
         case .regular:
-            do throws(FLACError) {
+            do throws(DecodeError) {
                 tracks.append(try openTrack(path))
             } catch {
                 throw .notPlayable(argument, cause: flacCause(error))
@@ -228,11 +228,11 @@ struct LibraryScan {
         var visibleNames: [String] = []
         for entry in listing where !entry.name.hasPrefix(".") {
             visibleNames.append(entry.name)
-            let isFLACName = Self.hasFLACExtension(entry.name)
+            let isAudioName = Decoders.isAudioName(entry.name)
             var path = joinPath(directory, entry.name)
             switch entry.kind {
             case .regular:
-                if isFLACName { files.append((entry.name, path)) }
+                if isAudioName { files.append((entry.name, path)) }
                 continue
             case .other:
                 continue
@@ -241,14 +241,14 @@ struct LibraryScan {
                 do throws(SystemError) {
                     path = try FileSystem.realPath(path)
                 } catch {
-                    if isFLACName { skipped.append(SkippedFile(path: path, reason: "broken symbolic link (\(error.text))")) }
+                    if isAudioName { skipped.append(SkippedFile(path: path, reason: "broken symbolic link (\(error.text))")) }
                     continue
                 }
             case .directory:
                 break
             }
             guard let status = try? FileSystem.status(path) else { continue }
-            guard status.kind == .directory || (status.kind == .regular && isFLACName) else { continue }
+            guard status.kind == .directory || (status.kind == .regular && isAudioName) else { continue }
             if let root, !isInside(path, root) {
                 skipped.append(SkippedFile(path: joinPath(directory, entry.name),
                                            reason: "links to \(path), outside the music directory"))
@@ -263,7 +263,7 @@ struct LibraryScan {
 
         var found: [(name: String, track: LibraryTrack)] = []
         for file in files {
-            do throws(FLACError) {
+            do throws(DecodeError) {
                 found.append((file.name, try openTrack(file.path, directoryNames: (directory, visibleNames))))
             } catch {
                 skipped.append(SkippedFile(path: file.path, reason: flacCause(error)))
@@ -280,12 +280,12 @@ struct LibraryScan {
 
     /// Opens a FLAC file (canonical path) and reads its tags and cover. `directoryNames` saves
     /// listing the directory again when the caller has just listed it.
-    private mutating func openTrack(_ path: String, directoryNames: (String, [String])? = nil) throws(FLACError) -> LibraryTrack {
+    private mutating func openTrack(_ path: String, directoryNames: (String, [String])? = nil) throws(DecodeError) -> LibraryTrack {
         let artwork: ArtworkSource?
         let info: TrackInfo
         do {
             // The picture bytes are read to fingerprint the cover, then dropped with the decoder.
-            let decoder = try FLACDecoder(path: path, keepPictureData: true)
+            let decoder = try Decoders.open(path: path, keepPictureData: true)
             info = decoder.info
             artwork = Artwork.embedded(path: path, pictures: info.pictures)
         }
@@ -307,11 +307,6 @@ struct LibraryScan {
         let cover = Artwork.coverFile(directory: directory, names: names, musicDirectory: root)
         covers[directory] = cover
         return cover
-    }
-
-    /// ".flac" in any case.
-    static func hasFLACExtension(_ name: String) -> Bool {
-        name.lowercased().hasSuffix(".flac")
     }
 
     /// Disc, then track number (numbered first), then name.

@@ -1,5 +1,5 @@
 import Synchronization
-import TonearmFLAC
+import TonearmDecoding
 import TonearmSQLite
 import TonearmSystem
 
@@ -131,11 +131,11 @@ struct ScanWalk {
                     }
                     guard let opened = try? OpenDirectory(entry.name, in: directory) else { continue }
                     walk(childPath, absolute: childAbsolute, directory: opened, status: child, parent: path)
-                } else if child.kind == .regular, LibraryScan.hasFLACExtension(entry.name) {
+                } else if child.kind == .regular, Decoders.isAudioName(entry.name) {
                     emit(examine(childPath, name: entry.name, in: directory, directoryPath: path, status: child, known: knownTracks[childPath]))
                 }
             case .regular:
-                guard LibraryScan.hasFLACExtension(entry.name) else { continue }
+                guard Decoders.isAudioName(entry.name) else { continue }
                 let status: FileStatus
                 do throws(SystemError) {
                     status = try directory.status(entry.name)
@@ -165,8 +165,8 @@ struct ScanWalk {
         } catch {
             return .failed(path: path, size: status.size, modifiedNanoseconds: stamp, reason: "cannot open: \(error.text)")
         }
-        do throws(FLACError) {
-            let info = try FLACDecoder.metadata(fd: fd, path: path)
+        do throws(DecodeError) {
+            let info = try Decoders.metadata(fd: fd, path: path)
             return .track(IndexedTrack(path: path, status: status, info: info), directory: directoryPath,
                           replacing: known?.id, hadFailed: failure != nil)
         } catch {

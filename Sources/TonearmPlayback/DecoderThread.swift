@@ -1,6 +1,6 @@
 import Synchronization
 import TonearmAudio
-import TonearmFLAC
+import TonearmDecoding
 
 extension PlaybackEngine {
     /// The decoder thread ("tonearm-decoder"): the producer loop over the player's queue.
@@ -28,7 +28,7 @@ private struct PlayerDecoding: ProducerPolicy {
     let engine: PlaybackEngine
     /// The item being decoded, and its decoder.
     var item: EngineItem?
-    var decoder: FLACDecoder?
+    var decoder: (any AudioDecoder)?
     /// The source format of the run the device is set up for.
     var source: StreamFormat?
     /// The `play` the items being decoded follow from.
@@ -57,7 +57,7 @@ private struct PlayerDecoding: ProducerPolicy {
     }
 
     mutating func nextBlock() -> SourceBlock {
-        do throws(FLACError) {
+        do throws(DecodeError) {
             guard framesLeft != 0, let decoder, let block = try decoder.nextBlock() else { return .ended }
             guard let left = framesLeft else { return .samples(block) }
             // An item that ends before its file: the block is cut at the end's frame.
@@ -70,7 +70,7 @@ private struct PlayerDecoding: ProducerPolicy {
         }
     }
 
-    mutating func sourceEnded(_ producer: inout Producer, failure: FLACError?) -> Bool {
+    mutating func sourceEnded(_ producer: inout Producer, failure: DecodeError?) -> Bool {
         guard let finished = item else { return true }
         stopDecoding(&producer)
         if let failure {
@@ -136,8 +136,8 @@ private struct PlayerDecoding: ProducerPolicy {
         var next = item
         var position = seconds
         while true {
-            do throws(FLACError) {
-                let decoder = try FLACDecoder(path: next.path)
+            do throws(DecodeError) {
+                let decoder = try Decoders.open(path: next.path)
                 let format = decoder.info.format
                 let frame = Int((max(position, next.start) * Double(format.sampleRate)).rounded())
                 if frame > 0 { try decoder.seek(toFrame: frame) }
@@ -212,7 +212,7 @@ private struct PlayerDecoding: ProducerPolicy {
         producer.pending = UnsafeBufferPointer(start: nil, count: 0)
     }
 
-    private func fail(_ itemID: Int, _ error: FLACError) {
+    private func fail(_ itemID: Int, _ error: DecodeError) {
         engine.timeline.withLock { $0.errors.append((itemID, error)) }
         engine.announce()
     }

@@ -1,6 +1,6 @@
 import Synchronization
 import TonearmAudio
-import TonearmFLAC
+import TonearmDecoding
 import TonearmSystem
 
 /// Sessions' streams played into mixer slots beside the player: a file played into a
@@ -11,9 +11,9 @@ extension PlaybackEngine {
     /// `fade: 0` then `setStream(_:duck:fade: 1)` fades it in. Converted to the device's rate
     /// and channels; when nothing has played yet the device opens at the file's own format.
     public func startStream(path: String, gain: Float = 1, fade: Float = 1) throws(PlaybackError) -> StreamHandle {
-        let decoder: FLACDecoder
-        do throws(FLACError) {
-            decoder = try FLACDecoder(path: path)
+        let decoder: any AudioDecoder
+        do throws(DecodeError) {
+            decoder = try Decoders.open(path: path)
         } catch {
             throw .file(error)
         }
@@ -348,7 +348,7 @@ private struct StreamProduction: ProducerPolicy {
 
     /// What the source had plays out, a failed file's included (corrupt or truncated: what was
     /// decoded plays); then the resampler's tail.
-    mutating func sourceEnded(_ producer: inout Producer, failure: FLACError?) -> Bool {
+    mutating func sourceEnded(_ producer: inout Producer, failure: DecodeError?) -> Bool {
         guard !drained, let conv = producer.converter else { return false }
         producer.pending = conv.flush()
         drained = true
@@ -393,7 +393,7 @@ private struct StreamProduction: ProducerPolicy {
 /// Where a stream's audio comes from.
 enum StreamSource {
     /// A FLAC file, decoded block by block.
-    case file(FLACDecoder)
+    case file(any AudioDecoder)
     /// Raw PCM the control plane feeds.
     case feed(PCMFeed)
 
@@ -408,7 +408,7 @@ enum StreamSource {
     func next() -> SourceBlock {
         switch self {
         case .file(let decoder):
-            do throws(FLACError) {
+            do throws(DecodeError) {
                 guard let block = try decoder.nextBlock() else { return .ended }
                 return .samples(block)
             } catch {

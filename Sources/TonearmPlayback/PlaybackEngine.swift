@@ -1,7 +1,7 @@
 import Synchronization
 import TonearmALSA
 import TonearmAudio
-import TonearmFLAC
+import TonearmDecoding
 import TonearmSystem
 
 #if canImport(Glibc)
@@ -100,7 +100,7 @@ public enum PlaybackEvent: Sendable {
     case itemStarted(ItemStart)
     /// The item could not be played (or only partly, for truncated or corrupt audio); the
     /// engine went on with what follows it.
-    case itemFailed(itemID: Int, FLACError)
+    case itemFailed(itemID: Int, DecodeError)
     /// Everything up to the end of the queue has been heard; the engine is idle.
     case endOfQueue
     /// The output stopped being heard: the device failed or stopped responding, or could not
@@ -329,7 +329,7 @@ public final class PlaybackEngine: @unchecked Sendable {
         /// control plane looked is still told.
         var endSerial = 0
         var markSerial = 0
-        var errors: [(Int, FLACError)] = []
+        var errors: [(Int, DecodeError)] = []
     }
     let timeline = Mutex(Timeline())
 

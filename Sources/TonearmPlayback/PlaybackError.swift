@@ -1,11 +1,11 @@
 import TonearmALSA
 import TonearmAudio
-import TonearmFLAC
+import TonearmDecoding
 
 /// Why the engine could not play.
 public enum PlaybackError: Error, CustomStringConvertible, Sendable {
     case device(ALSAError)
-    case file(FLACError)
+    case file(DecodeError)
     case resampler(String)
     /// Every secondary stream slot is playing. `stream` names what was to be played: a file's
     /// path in quotes, or the format of raw PCM.

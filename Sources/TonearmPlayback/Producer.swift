@@ -1,5 +1,5 @@
 import TonearmAudio
-import TonearmFLAC
+import TonearmDecoding
 
 /// A thread that moves audio from a source, block by block, through a converter into a ring:
 /// the decoder thread (the player's files one after another, gapless) and each session stream's
@@ -123,7 +123,7 @@ protocol ProducerPolicy {
     mutating func nextBlock() -> SourceBlock
     /// The source has nothing more (`failure`: it failed). True to go on (the policy may have
     /// begun another source, or left a resampler's tail in `pending`), false to end the loop.
-    mutating func sourceEnded(_ producer: inout Producer, failure: FLACError?) -> Bool
+    mutating func sourceEnded(_ producer: inout Producer, failure: DecodeError?) -> Bool
     /// Something besides room or a block wants the thread (a command, a stop, a hold): it ends
     /// the producer's sleeps.
     func needsAttention() -> Bool
@@ -140,5 +140,5 @@ enum SourceBlock {
     /// Everything the source had has been taken.
     case ended
     /// The source failed (a corrupt or truncated file); what came before it stands.
-    case failed(FLACError)
+    case failed(DecodeError)
 }

@@ -112,7 +112,7 @@ struct Add: ParsableCommand {
         abstract: "Append files or directories to the queue.",
         discussion: "Directories are added recursively, in disc, track number and name order. With a music directory configured, paths outside it are refused and relative paths are looked up in it.")
     @OptionGroup var connection: Connection
-    @Argument(help: "FLAC files or directories.") var paths: [String]
+    @Argument(help: "Audio files or directories.") var paths: [String]
 
     func run() throws {
         // Paths that exist here are sent absolute: the daemon's working directory is not ours.

@@ -1,10 +1,10 @@
 import ArgumentParser
-import TonearmFLAC
+import TonearmDecoding
 import TonearmJSON
 
 struct Info: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Show the format and metadata of FLAC files.",
+        abstract: "Show the format and metadata of audio files.",
         discussion: """
             The format shown is that of the audio frames; when STREAMINFO disagrees with them, \
             both are shown. With --json, one object per file and line, with the keys file, \
@@ -17,14 +17,14 @@ struct Info: ParsableCommand {
     @Flag(help: "Print JSON (one object per file and line).")
     var json = false
 
-    @Argument(help: "FLAC files.")
+    @Argument(help: "Audio files.")
     var files: [String]
 
     func run() throws {
         var failed = false
         for path in files {
             do {
-                let info = try FLACDecoder(path: path).info
+                let info = try Decoders.open(path: path).info
                 print(json ? Self.json(info).serialized : Self.text(info))
             } catch {
                 printError("tonearm: \(error)")
@@ -38,6 +38,7 @@ struct Info: ParsableCommand {
         let rg = info.replayGain
         return .object([
             ("file", .string(info.path)),
+            ("codec", .string(info.codec)),
             ("sampleRate", .int(info.format.sampleRate)),
             ("channels", .int(info.format.channels)),
             ("bitsPerSample", .int(info.format.bitsPerSample)),
@@ -70,12 +71,12 @@ struct Info: ParsableCommand {
         func add(_ label: String, _ value: String?) {
             if let value { lines.append("  " + (label + ":").padding(14) + value) }
         }
-        add("format", "FLAC \(info.format)")
-        if info.streamInfoFormat != info.format { add("streaminfo", "\(info.streamInfoFormat) (frames disagree)") }
+        add("format", "\(info.codec) \(info.format)")
+        if info.headerFormat != info.format { add("header", "\(info.headerFormat) (frames disagree)") }
         if let total = info.totalFrames, let d = info.duration {
             add("length", "\(clock(d)) (\(total) frames, \(fixed(d, 3)) s)")
         } else {
-            add("length", "unknown (STREAMINFO has no total)")
+            add("length", "unknown (the file does not say)")
         }
         add("title", info.title)
         add("artist", info.artist)

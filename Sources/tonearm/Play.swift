@@ -3,7 +3,7 @@ import Logging
 import Synchronization
 import TonearmALSA
 import TonearmAudio
-import TonearmFLAC
+import TonearmDecoding
 import TonearmPlayback
 import TonearmSystem
 
@@ -16,7 +16,7 @@ let interrupted = Atomic<Bool>(false)
 
 struct Play: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Play FLAC files through ALSA, or (with no FILE) tell the daemon to play.",
+        abstract: "Play audio files through ALSA, or (with no FILE) tell the daemon to play.",
         discussion: """
             With FILE arguments, tonearm plays them itself, without the daemon. \
             Each file plays in its own format when the device takes it (bit-perfect at 100 % \
@@ -74,7 +74,7 @@ struct Play: ParsableCommand {
 
     @OptionGroup var connection: Connection
 
-    @Argument(help: "FLAC files, played in order. None: start or resume the daemon's queue.")
+    @Argument(help: "Audio files, played in order. None: start or resume the daemon's queue.")
     var files: [String] = []
 
     func validate() throws {
@@ -101,7 +101,7 @@ struct Play: ParsableCommand {
         var tracks: [TrackInfo] = []
         for path in files {
             do {
-                tracks.append(try FLACDecoder(path: path).info)
+                tracks.append(try Decoders.open(path: path).info)
             } catch {
                 printError("tonearm: \(error)")
                 throw ExitCode(1)
@@ -207,7 +207,7 @@ struct Play: ParsableCommand {
         if let artist = info.artist { line += " — \(artist)" }
         if let album = info.album { line += " · \(album)" }
         line += "  (" + (info.duration.map(clock) ?? "length unknown")
-        line += ", FLAC \(info.format) → \(device.sampleFormat) \(device.sampleRate) Hz \(device.channels) ch)"
+        line += ", \(info.codec) \(info.format) → \(device.sampleFormat) \(device.sampleRate) Hz \(device.channels) ch)"
         return line
     }
 }

@@ -75,7 +75,7 @@ struct Announce: ParsableCommand {
     @Option(help: ArgumentHelp("Category options, comma-separated.", valueName: "a,b")) var options: String?
     @Flag(help: "Deactivate with notifyOthersOnDeactivation: interrupted sessions resume.") var notifyOthers = false
     @Option(help: ArgumentHelp("FILE is raw PCM in this format.", valueName: "rate:channels:bits")) var pcm: String?
-    @Argument(help: "A FLAC file, or raw PCM with --pcm.") var file: String
+    @Argument(help: "An audio file, or raw PCM with --pcm.") var file: String
 
     func validate() throws {
         if let pcm { _ = try Self.format(pcm) }

@@ -4,7 +4,7 @@ import ArgumentParser
 struct Tonearm: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "tonearm",
-        abstract: "Control the Tonearm daemon, or play and inspect FLAC files directly.",
+        abstract: "Control the Tonearm daemon, or play and inspect audio files directly.",
         discussion: """
             Examples:
               tonearm add ~/Music/Album && tonearm play      (through the daemon, tonearmd)

@@ -1,6 +1,6 @@
 import Foundation
 import TestSupport
-import TonearmFLAC
+import TonearmDecoding
 import XCTest
 @testable import TonearmLibrary
 

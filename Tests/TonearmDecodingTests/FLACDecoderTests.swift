@@ -1,7 +1,7 @@
 import Foundation
 import TestSupport
 import TonearmAudio
-import TonearmFLAC
+import TonearmDecoding
 import XCTest
 
 final class FLACDecoderTests: XCTestCase {
@@ -105,8 +105,8 @@ final class FLACDecoderTests: XCTestCase {
         try FLACBytes(bytes: header.bytes + frames.flatMap { $0 }).write(to: file)
 
         let decoder = try FLACDecoder(path: file)
-        XCTAssertEqual(decoder.info.minBlockSize, 192)
-        XCTAssertEqual(decoder.info.maxBlockSize, 4608)
+        XCTAssertEqual(decoder.minBlockSize, 192)
+        XCTAssertEqual(decoder.maxBlockSize, 4608)
         XCTAssertEqual(try decodeAll(decoder), leftJustified(all, bits: 16))
         XCTAssertEqual(decoder.errorCounts.total, 0)
 
@@ -139,7 +139,7 @@ final class FLACDecoderTests: XCTestCase {
         XCTAssertEqual(info.replayGain, ReplayGain(trackGain: -6.5, trackPeak: 0.98, albumGain: 1.25, albumPeak: nil))
         XCTAssertEqual(info.pictures.count, 2)
         let cover = try XCTUnwrap(info.preferredPicture)
-        XCTAssertEqual(cover.type, FLACPicture.frontCoverType)
+        XCTAssertEqual(cover.type, Picture.frontCoverType)
         XCTAssertEqual(cover.typeName, "frontCover")
         XCTAssertEqual(cover.mimeType, "image/jpeg")
         XCTAssertEqual(cover.width, 300)

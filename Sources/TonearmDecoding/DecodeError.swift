@@ -1,9 +1,15 @@
-/// Why a FLAC file cannot be (fully) played. The description is one line that names the file.
-public struct FLACError: Error, CustomStringConvertible, Sendable {
+/// Why a file or stream cannot be (fully) played, whatever its format. The description is one
+/// line that names the file.
+public struct DecodeError: Error, CustomStringConvertible, Sendable {
     public enum Reason: Sendable, Equatable, CustomStringConvertible {
         case cannotOpen(String)
         case empty
-        case notFLAC
+        /// The bytes are not the format the plug-in was chosen for (by the file's suffix): why.
+        case notFormat(String)
+        /// No plug-in recognises the bytes, and the name's suffix is none of theirs.
+        case unrecognised
+        /// The format is recognised but this kind of it is not played: what.
+        case unsupported(String)
         case badMetadata(String)
         case noAudio
         case truncated(decodedFrames: Int, expectedFrames: Int)
@@ -17,7 +23,9 @@ public struct FLACError: Error, CustomStringConvertible, Sendable {
             switch self {
             case .cannotOpen(let why): "cannot open: \(why)"
             case .empty: "empty file"
-            case .notFLAC: "not a FLAC file (no 'fLaC' stream marker)"
+            case .notFormat(let why): why
+            case .unrecognised: "not a format Tonearm plays"
+            case .unsupported(let what): "unsupported: \(what)"
             case .badMetadata(let why): "corrupt metadata: \(why)"
             case .noAudio: "no audio frames"
             case .truncated(let decoded, let expected): "truncated: audio ends after \(decoded) of \(expected) frames"
@@ -40,7 +48,8 @@ public struct FLACError: Error, CustomStringConvertible, Sendable {
     public var description: String { "\(path): \(reason)" }
 }
 
-/// libFLAC's error callbacks, counted. They are never fatal to the process.
+/// A decoder's recoverable errors (lost sync, bad frame header, CRC mismatch, …), counted.
+/// They are never fatal to the process.
 public struct DecodeErrorCounts: Sendable, Equatable, CustomStringConvertible {
     public var lostSync = 0
     public var badHeader = 0

@@ -1,7 +1,8 @@
 import TonearmAudio
 
-/// A picture carried by a FLAC PICTURE block.
-public struct FLACPicture: Sendable, Equatable {
+/// A picture embedded in a file: a FLAC PICTURE block, an ID3v2 APIC frame, an MP4 `covr`
+/// atom, a Vorbis comment's METADATA_BLOCK_PICTURE.
+public struct Picture: Sendable, Equatable {
     /// The ID3v2 APIC picture type (3 = front cover).
     public var type: Int
     public var mimeType: String
@@ -25,21 +26,33 @@ public struct FLACPicture: Sendable, Equatable {
     }
 }
 
-/// What a FLAC file says about itself: STREAMINFO, Vorbis comments and pictures, plus the
-/// format its first audio frame actually has (which wins when STREAMINFO disagrees).
+/// What a file or stream says about itself, whatever its format: the audio format, the length,
+/// its tags under Vorbis comment names (TITLE, ARTIST, TRACKNUMBER, REPLAYGAIN_TRACK_GAIN, …;
+/// each format's own tags are mapped onto them) and its pictures.
 public struct TrackInfo: Sendable {
     public var path: String
-    /// The format of the audio frames.
+    /// The codec, as a person would name it: "FLAC", "MP3", "Vorbis", "Opus", "AAC", "ALAC", "PCM".
+    public var codec: String
+    /// The format of the decoded frames.
     public var format: StreamFormat
-    /// STREAMINFO's own claim, for reports; `format` is what plays.
-    public var streamInfoFormat: StreamFormat
-    /// Frames (samples per channel) in the file; nil when STREAMINFO does not say.
+    /// The format the header claims, for reports; `format` is what plays.
+    public var headerFormat: StreamFormat
+    /// Frames (samples per channel) of music; nil when the source does not say (a live stream).
     public var totalFrames: Int?
-    public var minBlockSize: Int
-    public var maxBlockSize: Int
-    /// Vorbis comments in file order, names upper-cased.
+    /// Tags in file order, names upper-cased.
     public var comments: [(name: String, value: String)]
-    public var pictures: [FLACPicture]
+    public var pictures: [Picture]
+
+    public init(path: String, codec: String, format: StreamFormat, headerFormat: StreamFormat? = nil, totalFrames: Int?,
+                comments: [(name: String, value: String)] = [], pictures: [Picture] = []) {
+        self.path = path
+        self.codec = codec
+        self.format = format
+        self.headerFormat = headerFormat ?? format
+        self.totalFrames = totalFrames
+        self.comments = comments
+        self.pictures = pictures
+    }
 
     public var duration: Double? { totalFrames.map { Double($0) / Double(format.sampleRate) } }
 
@@ -78,8 +91,8 @@ public struct TrackInfo: Sendable {
     }
 
     /// The picture a display should show: the front cover, else the first picture.
-    public var preferredPicture: FLACPicture? {
-        pictures.first { $0.type == FLACPicture.frontCoverType } ?? pictures.first
+    public var preferredPicture: Picture? {
+        pictures.first { $0.type == Picture.frontCoverType } ?? pictures.first
     }
 
     static func leadingNumber(_ text: String?) -> Int? {

@@ -1,39 +1,48 @@
 import CFLAC
-import TonearmSystem
 import TonearmAudio
-
-#if canImport(Glibc)
-import Glibc
-#endif
 
 /// Decodes one FLAC file with libFLAC into interleaved, left-justified `Int32` frames.
 ///
 /// Opening reads all metadata and decodes the first audio frame, so `info.format` is what the
 /// frames really are, whatever STREAMINFO claims. Buffers are sized from each decoded frame.
 /// A change of sample rate or channel count mid-stream, or a rise in bit depth, stops decoding
-/// with `FLACError.Reason.formatChange`; a drop in bit depth is exact and plays.
+/// with `DecodeError.Reason.formatChange`; a drop in bit depth is exact and plays.
 /// libFLAC's error callbacks (lost sync, bad header, CRC mismatch) are counted in
 /// `errorCounts`; libFLAC replaces a frame with a bad CRC by silence and carries on.
-public final class FLACDecoder {
+public final class FLACDecoder: AudioDecoder, DecoderPlugIn {
+    public static let name = "flac"
+    public static let suffixes = ["flac"]
+    public static let mimeTypes = ["audio/flac", "audio/x-flac"]
+
+    public static func recognizes(_ head: FileHead) -> Bool { head.starts(with: "fLaC") }
+
+    public static func open(_ source: ByteSource, keepPictureData: Bool) throws(DecodeError) -> any AudioDecoder {
+        try FLACDecoder(source: source, keepPictureData: keepPictureData, metadataOnly: false)
+    }
+
+    /// STREAMINFO, comments and pictures (no audio is decoded: the format is STREAMINFO's).
+    public static func metadata(_ source: ByteSource) throws(DecodeError) -> TrackInfo {
+        try FLACDecoder(source: source, keepPictureData: false, metadataOnly: true).info
+    }
+
     public let path: String
     public private(set) var info: TrackInfo
+    /// STREAMINFO's smallest and largest block, in frames.
+    public private(set) var minBlockSize = 0
+    public private(set) var maxBlockSize = 0
 
     private let decoder: UnsafeMutablePointer<FLAC__StreamDecoder>
     private var keepPictureData: Bool
 
-    // The file, read through libFLAC's stream callbacks: where it is and whether its end was
-    // met are kept here, so libFLAC's questions cost no system call.
-    fileprivate let fd: Int32
-    fileprivate var fileOffset: UInt64 = 0
-    fileprivate var atEnd = false
-    fileprivate var length: UInt64?
+    /// The file, read through libFLAC's stream callbacks.
+    fileprivate let source: ByteSource
 
     // Filled by the callbacks.
     private var streamInfo: (format: StreamFormat, total: Int?, minBlock: Int, maxBlock: Int)?
     private var comments: [(name: String, value: String)] = []
-    private var pictures: [FLACPicture] = []
+    private var pictures: [Picture] = []
     private var establishedFormat: StreamFormat?
-    private var failure: FLACError.Reason?
+    private var failure: DecodeError.Reason?
     public private(set) var errorCounts = DecodeErrorCounts()
 
     // Decoded, not yet taken frames.
@@ -46,48 +55,32 @@ public final class FLACDecoder {
     private var nextFrame = 0
     private var reachedEnd = false
 
-    /// What a file says about itself, from its metadata alone (no audio is decoded: the format
-    /// is STREAMINFO's): for indexing a library, where a file is read once and not played.
-    /// `fd` is read from its start and closed, whatever happens; `path` names it in errors. A
-    /// library scan opens each file relative to its directory, so the kernel does not walk the
-    /// whole path again.
-    public static func metadata(fd: Int32, path: String) throws(FLACError) -> TrackInfo {
-        try FLACDecoder(file: fd, path: path, keepPictureData: false, metadataOnly: true).info
-    }
-
     /// Opens `path`. `keepPictureData` keeps the image bytes of PICTURE blocks.
-    public convenience init(path: String, keepPictureData: Bool = false) throws(FLACError) {
-        try self.init(file: try Self.open(path), path: path, keepPictureData: keepPictureData, metadataOnly: false)
+    public convenience init(path: String, keepPictureData: Bool = false) throws(DecodeError) {
+        try self.init(source: try FileSource(path: path), keepPictureData: keepPictureData, metadataOnly: false)
     }
 
-    private static func open(_ path: String) throws(FLACError) -> Int32 {
-        let fd = FileName.withPath(path) { Glibc.open($0, O_RDONLY | O_CLOEXEC) }
-        guard fd >= 0 else { throw FLACError(path: path, reason: .cannotOpen(String(cString: strerror(errno)))) }
-        return fd
-    }
-
-    /// Decodes from `fd`, which it owns from here on: closed by `deinit`, or before a throw.
-    private init(file fd: Int32, path: String, keepPictureData: Bool, metadataOnly: Bool) throws(FLACError) {
-        self.path = path
+    /// Decodes from `source`, which it owns from here on.
+    private init(source: ByteSource, keepPictureData: Bool, metadataOnly: Bool) throws(DecodeError) {
+        path = source.name
         self.keepPictureData = keepPictureData
-        self.fd = fd
-        do throws(FLACError) {
-            try Self.checkMarker(fd, path: path)
-        } catch {
-            close(fd)
-            throw error
+        self.source = source
+        let head = try Decoders.readHead(source)
+        guard !head.bytes.isEmpty || head.id3v2Size > 0 else { throw DecodeError(path: path, reason: .empty) }
+        // A quick look at the first bytes, so a non-FLAC file fails at once instead of libFLAC
+        // searching all of it for a frame sync. libFLAC skips an ID3v2 tag in front itself.
+        guard Self.recognizes(head) else {
+            throw DecodeError(path: path, reason: .notFormat("not a FLAC file (no 'fLaC' stream marker)"))
         }
         guard let d = FLAC__stream_decoder_new() else {
-            close(fd)
-            throw FLACError(path: path, reason: .decoder("cannot allocate a decoder"))
+            throw DecodeError(path: path, reason: .decoder("cannot allocate a decoder"))
         }
         decoder = d
         // Grown to each frame's size as frames come; none come when only metadata is read.
         bufferCapacity = metadataOnly ? 0 : 4096 * 2
         buffer = .allocate(capacity: bufferCapacity)
-        info = TrackInfo(path: path, format: StreamFormat(sampleRate: 0, channels: 0, bitsPerSample: 0),
-                         streamInfoFormat: StreamFormat(sampleRate: 0, channels: 0, bitsPerSample: 0),
-                         totalFrames: nil, minBlockSize: 0, maxBlockSize: 0, comments: [], pictures: [])
+        let unknown = StreamFormat(sampleRate: 0, channels: 0, bitsPerSample: 0)
+        info = TrackInfo(path: path, codec: "FLAC", format: unknown, totalFrames: nil)
 
         FLAC__stream_decoder_set_metadata_respond(d, FLAC__METADATA_TYPE_VORBIS_COMMENT)
         FLAC__stream_decoder_set_metadata_respond(d, FLAC__METADATA_TYPE_PICTURE)
@@ -95,8 +88,8 @@ public final class FLACDecoder {
                                                       flacWrite, flacMetadata, flacError,
                                                       Unmanaged.passUnretained(self).toOpaque())
         guard status == FLAC__STREAM_DECODER_INIT_STATUS_OK else {
-            // Fully initialised by now: deinit releases the decoder, the buffer and the file.
-            throw FLACError(path: path, reason: .decoder("initialisation failed (status \(status.rawValue))"))
+            // Fully initialised by now: deinit releases the decoder and the buffer.
+            throw DecodeError(path: path, reason: .decoder("initialisation failed (status \(status.rawValue))"))
         }
         try openStream(metadataOnly: metadataOnly)
     }
@@ -105,84 +98,60 @@ public final class FLACDecoder {
         FLAC__stream_decoder_finish(decoder)
         FLAC__stream_decoder_delete(decoder)
         buffer.deallocate()
-        close(fd)
     }
 
     /// Reads metadata and the first frame (or only the metadata).
-    private func openStream(metadataOnly: Bool) throws(FLACError) {
+    private func openStream(metadataOnly: Bool) throws(DecodeError) {
         guard FLAC__stream_decoder_process_until_end_of_metadata(decoder) != 0, let streamInfo else {
-            throw FLACError(path: path, reason: failure ?? .badMetadata("no STREAMINFO block"))
+            throw DecodeError(path: path, reason: failure ?? .badMetadata("no STREAMINFO block"))
         }
-        info.streamInfoFormat = streamInfo.format
+        info.headerFormat = streamInfo.format
         info.totalFrames = streamInfo.total
-        info.minBlockSize = streamInfo.minBlock
-        info.maxBlockSize = streamInfo.maxBlock
+        minBlockSize = streamInfo.minBlock
+        maxBlockSize = streamInfo.maxBlock
         info.comments = comments
         info.pictures = pictures
         if metadataOnly {
             guard streamInfo.format.sampleRate > 0, streamInfo.format.channels > 0 else {
-                throw FLACError(path: path, reason: .badMetadata("STREAMINFO gives no sample rate or channels"))
+                throw DecodeError(path: path, reason: .badMetadata("STREAMINFO gives no sample rate or channels"))
             }
             info.format = streamInfo.format
             return
         }
         try fill()
         guard let establishedFormat else {
-            if let failure { throw FLACError(path: path, reason: failure) }
-            if errorCounts.total > 0 { throw FLACError(path: path, reason: .decodeErrors(errorCounts)) }
-            throw FLACError(path: path, reason: .noAudio)
+            if let failure { throw DecodeError(path: path, reason: failure) }
+            if errorCounts.total > 0 { throw DecodeError(path: path, reason: .decodeErrors(errorCounts)) }
+            throw DecodeError(path: path, reason: .noAudio)
         }
         info.format = establishedFormat
         // A STREAMINFO whose rate disagrees with the frames would make the duration wrong.
         if streamInfo.format.sampleRate != establishedFormat.sampleRate { info.totalFrames = nil }
     }
 
-    /// A quick look at the first bytes, so a non-FLAC file fails at once instead of libFLAC
-    /// searching all of it for a frame sync.
-    private static func checkMarker(_ fd: Int32, path: String) throws(FLACError) {
-        var header = [UInt8](repeating: 0, count: 10)
-        // pread: the file's offset stays at its start for libFLAC.
-        var n = pread(fd, &header, 10, 0)
-        guard n > 0 else {
-            if n < 0 && errno == EISDIR { throw FLACError(path: path, reason: .cannotOpen("is a directory")) }
-            if n < 0 { throw FLACError(path: path, reason: .cannotOpen(String(cString: strerror(errno)))) }
-            throw FLACError(path: path, reason: .empty)
-        }
-        var offset = 0
-        // libFLAC skips an ID3v2 tag in front of the stream; so do we.
-        if n == 10, header[0] == 0x49, header[1] == 0x44, header[2] == 0x33 {
-            let size = header[6...9].reduce(0) { ($0 << 7) | Int($1 & 0x7F) }
-            offset = 10 + size
-            n = pread(fd, &header, 4, off_t(offset))
-        }
-        guard n >= 4, header[0] == 0x66, header[1] == 0x4C, header[2] == 0x61, header[3] == 0x43 else {
-            throw FLACError(path: path, reason: .notFLAC)
-        }
-    }
-
     /// Decodes until at least one frame is buffered, the stream ends, or decoding fails.
-    private func fill() throws(FLACError) {
+    private func fill() throws(DecodeError) {
         while bufferedFrames == 0 && !reachedEnd {
             let ok = FLAC__stream_decoder_process_single(decoder) != 0
-            if let failure { throw FLACError(path: path, reason: failure) }
+            if let failure { throw DecodeError(path: path, reason: failure) }
             let state = FLAC__stream_decoder_get_state(decoder)
             if state == FLAC__STREAM_DECODER_END_OF_STREAM {
                 reachedEnd = true
             } else if !ok {
-                throw FLACError(path: path, reason: .decoder(Self.describe(state)))
+                throw DecodeError(path: path, reason: .decoder(Self.describe(state)))
             }
         }
     }
 
     /// The next decoded frames, interleaved, valid until the next call; nil at the end.
     /// At the end, throws if the file proved truncated or corrupt.
-    public func nextBlock() throws(FLACError) -> UnsafeBufferPointer<Int32>? {
+    public func nextBlock() throws(DecodeError) -> UnsafeBufferPointer<Int32>? {
         try fill()
         guard bufferedFrames > 0, let format = establishedFormat else {
             if let total = info.totalFrames, nextFrame < total {
-                throw FLACError(path: path, reason: .truncated(decodedFrames: nextFrame, expectedFrames: total))
+                throw DecodeError(path: path, reason: .truncated(decodedFrames: nextFrame, expectedFrames: total))
             }
-            if errorCounts.total > 0 { throw FLACError(path: path, reason: .decodeErrors(errorCounts)) }
+            if errorCounts.total > 0 { throw DecodeError(path: path, reason: .decodeErrors(errorCounts)) }
             return nil
         }
         let block = UnsafeBufferPointer(start: buffer, count: bufferedFrames * format.channels)
@@ -195,9 +164,9 @@ public final class FLACDecoder {
 
     /// Positions the decoder so that the next block starts exactly at `frame`. Works without a
     /// seek table (libFLAC bisects the file).
-    public func seek(toFrame frame: Int) throws(FLACError) {
+    public func seek(toFrame frame: Int) throws(DecodeError) {
         if let total = info.totalFrames, frame > total {
-            throw FLACError(path: path, reason: .seekFailed(frame: frame))
+            throw DecodeError(path: path, reason: .seekFailed(frame: frame))
         }
         bufferedFrames = 0
         reachedEnd = false
@@ -210,7 +179,7 @@ public final class FLACDecoder {
             if FLAC__stream_decoder_get_state(decoder) == FLAC__STREAM_DECODER_SEEK_ERROR {
                 FLAC__stream_decoder_flush(decoder)
             }
-            throw FLACError(path: path, reason: failure ?? .seekFailed(frame: frame))
+            throw DecodeError(path: path, reason: failure ?? .seekFailed(frame: frame))
         }
         // libFLAC delivers the frame containing `frame`, trimmed to start at it, from the
         // seek call itself; `frameDecoded` has buffered it at `bufferStartFrame == frame`.
@@ -306,7 +275,7 @@ public final class FLACDecoder {
         case FLAC__METADATA_TYPE_PICTURE:
             let p = block.pointee.data.picture
             let count = Int(p.data_length)
-            pictures.append(FLACPicture(
+            pictures.append(Picture(
                 type: Int(p.type.rawValue),
                 mimeType: p.mime_type.map { String(cString: $0) } ?? "",
                 description: p.description.map { String(cString: $0) } ?? "",
@@ -333,51 +302,37 @@ private func decoderObject(_ clientData: UnsafeMutableRawPointer?) -> FLACDecode
     Unmanaged<FLACDecoder>.fromOpaque(clientData!).takeUnretainedValue()
 }
 
-// The file's side of libFLAC's stream: read, seek, tell, length and end of file on `fd`.
+// The source's side of libFLAC's stream: read, seek, tell, length and end of file.
 
 private let flacRead: FLAC__StreamDecoderReadCallback = { _, buffer, bytes, clientData in
-    let decoder = decoderObject(clientData)
-    var n: Int
-    repeat { n = read(decoder.fd, buffer, bytes!.pointee) } while n < 0 && errno == EINTR
-    guard n >= 0 else {
+    let source = decoderObject(clientData).source
+    guard let n = try? source.read(into: UnsafeMutableRawBufferPointer(start: buffer, count: bytes!.pointee)) else {
         bytes!.pointee = 0
         return FLAC__STREAM_DECODER_READ_STATUS_ABORT
     }
     bytes!.pointee = n
-    decoder.fileOffset += UInt64(n)
-    if n == 0 {
-        decoder.atEnd = true
-        return FLAC__STREAM_DECODER_READ_STATUS_END_OF_STREAM
-    }
-    return FLAC__STREAM_DECODER_READ_STATUS_CONTINUE
+    return n == 0 ? FLAC__STREAM_DECODER_READ_STATUS_END_OF_STREAM : FLAC__STREAM_DECODER_READ_STATUS_CONTINUE
 }
 
 private let flacSeek: FLAC__StreamDecoderSeekCallback = { _, offset, clientData in
-    let decoder = decoderObject(clientData)
-    guard lseek(decoder.fd, off_t(offset), SEEK_SET) >= 0 else { return FLAC__STREAM_DECODER_SEEK_STATUS_ERROR }
-    decoder.fileOffset = offset
-    decoder.atEnd = false
-    return FLAC__STREAM_DECODER_SEEK_STATUS_OK
+    let source = decoderObject(clientData).source
+    guard source.isSeekable else { return FLAC__STREAM_DECODER_SEEK_STATUS_UNSUPPORTED }
+    return (try? source.seek(to: offset)) != nil ? FLAC__STREAM_DECODER_SEEK_STATUS_OK : FLAC__STREAM_DECODER_SEEK_STATUS_ERROR
 }
 
 private let flacTell: FLAC__StreamDecoderTellCallback = { _, offset, clientData in
-    offset!.pointee = decoderObject(clientData).fileOffset
+    offset!.pointee = decoderObject(clientData).source.offset
     return FLAC__STREAM_DECODER_TELL_STATUS_OK
 }
 
 private let flacLength: FLAC__StreamDecoderLengthCallback = { _, length, clientData in
-    let decoder = decoderObject(clientData)
-    if decoder.length == nil {
-        var st = stat()
-        guard fstat(decoder.fd, &st) == 0 else { return FLAC__STREAM_DECODER_LENGTH_STATUS_ERROR }
-        decoder.length = UInt64(st.st_size)
-    }
-    length!.pointee = decoder.length!
+    guard let known = decoderObject(clientData).source.length else { return FLAC__STREAM_DECODER_LENGTH_STATUS_UNSUPPORTED }
+    length!.pointee = known
     return FLAC__STREAM_DECODER_LENGTH_STATUS_OK
 }
 
 private let flacEOF: FLAC__StreamDecoderEofCallback = { _, clientData in
-    decoderObject(clientData).atEnd ? 1 : 0
+    decoderObject(clientData).source.atEnd ? 1 : 0
 }
 
 private let flacWrite: FLAC__StreamDecoderWriteCallback = { _, frame, buffer, clientData in
