@@ -170,7 +170,7 @@ let package = Package(
         .target(
             name: "TonearmMPD",
             dependencies: [
-                "TonearmControlPlane", "TonearmControl", "TonearmNetwork", "TonearmPlayer", "TonearmSystem", "TonearmAudio",
+                "TonearmControlPlane", "TonearmControl", "TonearmDecoding", "TonearmNetwork", "TonearmPlayer", "TonearmSystem", "TonearmAudio",
                 "TonearmSQLite", .product(name: "NIOCore", package: "swift-nio"),
             ]
         ),

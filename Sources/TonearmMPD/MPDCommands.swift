@@ -3,6 +3,7 @@ import Glibc
 #endif
 import TonearmAudio
 import TonearmControlPlane
+import TonearmDecoding
 import TonearmNetwork
 import TonearmPlayer
 import TonearmSQLite
@@ -51,6 +52,12 @@ actor MPDCommands {
 
     /// Every command served, sorted as `commands` lists them. `close`, `idle`, `noidle`,
     /// `password` and the command lists are the connection's own.
+    /// `decoders`: every decoder plug-in with its suffixes and MIME types, as mpd lists its own.
+    static let decoders: String = Decoders.all.map { plugIn in
+        "plugin: \(plugIn.name)\n" + plugIn.suffixes.map { "suffix: \($0)\n" }.joined()
+            + plugIn.mimeTypes.map { "mime_type: \($0)\n" }.joined()
+    }.joined()
+
     static let served: [String] = [
         "add", "addid", "albumart", "binarylimit", "clear", "clearerror", "close", "command_list_begin", "command_list_end",
         "command_list_ok_begin", "commands", "consume", "count", "crossfade", "currentsong", "decoders", "delete", "deleteid", "disableoutput", "enableoutput", "find",
@@ -200,7 +207,7 @@ actor MPDCommands {
         case "urlhandlers":
             return ""
         case "decoders":
-            return "plugin: flac\nsuffix: flac\nmime_type: audio/flac\nmime_type: audio/x-flac\n"
+            return Self.decoders
         case "status":
             return try await status()
         case "currentsong":

@@ -107,6 +107,22 @@ final class MPDCommandsTests: XCTestCase {
         try await expect(plane, ["tagtypes clear", "currentsong"], ["file: shairport-sync", "OK"], list: true)
     }
 
+    func testDecodersListsEachPlugInWithItsSuffixesAndMIMETypesAsMPDDoes() async throws {
+        let got = try await answer(TestControlPlane(state()), ["decoders"])
+        XCTAssertEqual(got.last, "OK")
+        XCTAssertEqual(Array(got.prefix(4)), ["plugin: flac", "suffix: flac", "mime_type: audio/flac", "mime_type: audio/x-flac"])
+        // Each plug-in is a block: its name, then its suffixes, then its MIME types.
+        var names: [String] = []
+        var kind = 0
+        for line in got.dropLast() {
+            let order = line.hasPrefix("plugin: ") ? 0 : line.hasPrefix("suffix: ") ? 1 : line.hasPrefix("mime_type: ") ? 2 : -1
+            XCTAssertGreaterThanOrEqual(order, 0, "an unexpected line: \(line)")
+            if order == 0 { names.append(String(line.dropFirst(8))) } else { XCTAssertGreaterThanOrEqual(order, kind, "out of order: \(line)") }
+            kind = order
+        }
+        XCTAssertEqual(Set(names).count, names.count, "each plug-in once: \(names)")
+    }
+
     func testTransportAndOptionsBecomeControlPlaneCommands() async throws {
         let plane = TestControlPlane(state())
         for line in ["play", "play 0", "playid 9", "pause", "pause 1", "pause 0", "stop", "next", "previous",
