@@ -126,7 +126,7 @@ let package = Package(
         .target(
             name: "TonearmMPRIS",
             dependencies: [
-                "TonearmDBus", "TonearmControlPlane", "TonearmPlayer", "TonearmSystem", "TonearmImage",
+                "TonearmDBus", "TonearmControlPlane", "TonearmDecoding", "TonearmPlayer", "TonearmSystem", "TonearmImage",
                 .product(name: "SystemPackage", package: "swift-system"),
             ]
         ),

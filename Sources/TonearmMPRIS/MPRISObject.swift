@@ -91,7 +91,7 @@ struct MPRISObject: Sendable {
     }
 
     /// Queues the file (or folder) a `file://` URI names and plays it. The control plane keeps
-    /// the queue to the music directory and to FLAC: what it refuses comes back as the error.
+    /// the queue to the music directory and to the formats it plays: what it refuses comes back as the error.
     private func open(_ uri: String) -> DBusReply {
         guard let path = MPRISProperties.filePath(uri) else {
             return .error(name: Self.refused, message: "\(uri): only file:// URIs of this machine can be opened")

@@ -2,6 +2,7 @@ import TonearmControlPlane
 import TonearmDBus
 import TonearmPlayer
 import TonearmSystem
+import TonearmDecoding
 
 /// MPRIS 2.2's properties, from the control plane's published state: pure, so every mapping is
 /// tested without a bus.
@@ -14,12 +15,17 @@ enum MPRISProperties {
     static let noTrack = "/org/mpris/MediaPlayer2/TrackList/NoTrack"
     static let identity = "Tonearm"
 
+    /// The MIME types of every decoder plug-in, each once.
+    static let supportedMimeTypes: [String] = Decoders.all.flatMap { $0.mimeTypes }.reduce(into: []) { types, type in
+        if !types.contains(type) { types.append(type) }
+    }
+
     static func rootProperties() -> [(String, DBusValue)] {
         [
             ("CanQuit", .boolean(false)), ("CanRaise", .boolean(false)), ("HasTrackList", .boolean(false)),
             ("Identity", .string(identity)), ("DesktopEntry", .string("tonearm")),
             ("SupportedUriSchemes", .array(element: "s", [.string("file")])),
-            ("SupportedMimeTypes", .array(element: "s", [.string("audio/flac")])),
+            ("SupportedMimeTypes", .array(element: "s", supportedMimeTypes.map { .string($0) })),
         ]
     }
 
