@@ -8,7 +8,10 @@ import TonearmNetwork
 @testable import TonearmWeb
 
 /// The web server's pipeline on an `EmbeddedChannel`, answering through the real routes and a
-/// `TestControlPlane`: raw request bytes in, raw response bytes out, no socket.
+/// `TestControlPlane`: raw request bytes in, raw response bytes out, no socket. An
+/// `EmbeddedChannel` is used from the thread that made it only: the main actor, for the test,
+/// the routes' answers and the event loop alike.
+@MainActor
 final class EmbeddedWeb {
     let plane: TestControlPlane
     let service: HTTPService
@@ -31,7 +34,7 @@ final class EmbeddedWeb {
         let routes = WebRoutes(plane: plane, hosts: hosts, access: access, source: CommandSource("web", client: plane.newClient()))
         options.acceptsWebSocket = { routes.acceptsWebSocket($0) }
         service = HTTPService(options: options) { request, reply in
-            Task { reply.send(await routes.respond(request)) }
+            Task { @MainActor in reply.send(await routes.respond(request)) }
         }
         try service.admit(channel)
         try channel.connect(to: SocketAddress(ipAddress: peer, port: 1)).wait()

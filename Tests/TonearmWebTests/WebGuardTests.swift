@@ -11,6 +11,7 @@ import XCTest
 
 /// Who may ask (the `Host` check, the token, its guessing) and that a connection the client
 /// closed lets go of its place, through the server's real pipeline on an `EmbeddedChannel`.
+@MainActor
 final class WebGuardTests: XCTestCase {
     private let upgrade = "GET /ws HTTP/1.1\r\nUpgrade: websocket\r\nConnection: Upgrade\r\nSec-WebSocket-Key: dGhlIHNhbXBsZSBub25jZQ==\r\nSec-WebSocket-Version: 13\r\n"
 

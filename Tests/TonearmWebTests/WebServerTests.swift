@@ -12,6 +12,7 @@ import XCTest
 
 /// The web remote's routes, status codes and limits, through the server's real pipeline on an
 /// `EmbeddedChannel`: no socket, no daemon.
+@MainActor
 final class WebServerTests: XCTestCase {
     func testThePageIsServedWithValidators() async throws {
         let web = try EmbeddedWeb()
