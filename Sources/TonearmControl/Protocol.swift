@@ -207,7 +207,7 @@
 ///   "notifyOthers":BOOL}` (notifyOthersOnDeactivation: the sessions it interrupted resume);
 ///   `sessionClose` `{"session":S}` (a deactivation without notifying; a client's sessions
 ///   close when it disconnects).
-/// - `sessionPlay` `{"session":S, "path":FLAC}` or `{"session":S, "format":{"rate":HZ,
+/// - `sessionPlay` `{"session":S, "path":FILE}` or `{"session":S, "format":{"rate":HZ,
 ///   "channels":N, "bits":8|16|24|32}}` for raw PCM (signed little-endian, interleaved),
 ///   then `sessionWrite` `{"session":S, "data":BASE64}` (whole frames; → `accepted` frames
 ///   and `backlogFrames`; `busy` while about 2 s wait: send again shortly) and `sessionEnd`.

@@ -103,7 +103,7 @@ public enum SessionCommand: Sendable, Equatable {
     case activate(SessionID)
     case deactivate(SessionID, notifyOthers: Bool)
     case close(SessionID)
-    /// A FLAC file into the session.
+    /// An audio file into the session.
     case playFile(SessionID, path: String)
     /// Raw PCM into the session, then `write`s and `end`.
     case playPCM(SessionID, StreamFormat)

@@ -123,7 +123,7 @@ extension PlayerDaemon {
         return CommandResult(status: .success, payload: report.map { .session($0) } ?? .sessionClosed(id))
     }
 
-    /// A FLAC file or raw PCM into a session. An inactive session is activated first, as
+    /// An audio file or raw PCM into a session. An inactive session is activated first, as
     /// playing does on iOS; an interrupted one starts held.
     @discardableResult
     private func play(into id: SessionID, path: String?, format: StreamFormat?,

@@ -7,7 +7,7 @@ import Glibc
 /// Where a track's cover comes from. The scan records where and how big; the bytes are read
 /// only when a client asks for them (`MusicLibrary.artworkBytes`).
 public enum ArtworkSource: Sendable, Equatable {
-    /// The FLAC file's own PICTURE block: the front cover, else the first picture.
+    /// The file's own embedded picture: the front cover, else the first picture.
     /// `fingerprint` is the FNV-1a hash of the image bytes.
     case embedded(path: String, mimeType: String, width: Int, height: Int, byteCount: Int, fingerprint: UInt64)
     /// A cover image in the track's directory (`cover.jpg`, `folder.png`…), by its canonical
@@ -32,7 +32,7 @@ public enum ArtworkSource: Sendable, Equatable {
         return prefix + "-" + hex(hash.value)
     }
 
-    /// The FLAC file, or the cover file.
+    /// The audio file, or the cover file.
     public var path: String {
         switch self {
         case .embedded(let path, _, _, _, _, _), .file(let path, _, _, _, _, _): path
@@ -145,7 +145,7 @@ enum Artwork {
             do {
                 pictures = try Decoders.open(path: path, keepPictureData: true).info.pictures
             } catch {
-                throw .artworkUnavailable(path, cause: flacCause(error))
+                throw .artworkUnavailable(path, cause: decodeCause(error))
             }
             guard let data = displayPicture(pictures)?.data, !data.isEmpty else {
                 throw .artworkUnavailable(path, cause: "the file no longer has a picture")
@@ -206,8 +206,8 @@ func hex(_ value: UInt64) -> String {
     return String(repeating: "0", count: 16 - digits.count) + digits
 }
 
-/// A FLAC error's cause, without the path its description starts with.
-func flacCause(_ error: DecodeError) -> String {
+/// A decoding error's cause, without the path its description starts with.
+func decodeCause(_ error: DecodeError) -> String {
     let text = error.description
     let prefix = error.path + ": "
     return text.hasPrefix(prefix) ? String(text.dropFirst(prefix.count)) : text

@@ -9,7 +9,7 @@ public enum LibraryError: Error, CustomStringConvertible, Sendable, Equatable {
     case outsideMusicDirectory(String, musicDirectory: String)
     /// The music directory itself is missing or unusable.
     case musicDirectoryUnavailable(String, cause: String)
-    /// An explicitly named file that is not a playable FLAC file (or not a file at all).
+    /// An explicitly named file that is not a playable audio file (or not a file at all).
     case notPlayable(String, cause: String)
     /// A system call on the path failed for another reason (permissions, I/O).
     case cannotAccess(String, cause: String)

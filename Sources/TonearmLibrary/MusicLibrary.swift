@@ -4,7 +4,7 @@ import TonearmDecoding
 import Glibc
 #endif
 
-/// A playable FLAC file and what its tags say.
+/// A playable audio file and what its tags say.
 public struct LibraryTrack: Sendable, Equatable {
     /// Canonical absolute path (no `..`, no symbolic links).
     public var path: String
@@ -62,10 +62,11 @@ public struct ScanResult: Sendable, Equatable {
 public enum MusicLibrary {
     /// The tracks at `paths`, files or directories.
     ///
-    /// - A named file must open as FLAC, whatever its name; otherwise this throws.
-    /// - A directory is searched recursively for `*.flac` (any case). Names starting with '.'
-    ///   are passed over, and so is a directory already seen (a symbolic-link loop). FLAC files
-    ///   that fail to open are listed in `skipped`.
+    /// - A named file must open in a format Tonearm plays, whatever its name; otherwise this throws.
+    /// - A directory is searched recursively for files with a decoder's suffix
+    ///   (`Decoders.isAudioName`, any case). Names starting with '.' are passed over, and so is a
+    ///   directory already seen (a symbolic-link loop). Audio files that fail to open are listed
+    ///   in `skipped`.
     /// - Each directory's own files come in disc, then track number order (a missing disc
     ///   number counts as disc 1; tracks without a number follow the numbered ones of their
     ///   disc), then by name ("2" before "10"); its subdirectories follow, by name, each in the
@@ -100,7 +101,7 @@ public enum MusicLibrary {
             do {
                 decoder = try Decoders.open(path: resolved, keepPictureData: true)
             } catch {
-                throw .notPlayable(resolved, cause: flacCause(error))
+                throw .notPlayable(resolved, cause: decodeCause(error))
             }
             guard let picture = Artwork.displayPicture(decoder.info.pictures), let data = picture.data else { return nil }
             let mimeType = picture.mimeType.isEmpty ? ImageHeader.parse(data)?.mimeType ?? "" : picture.mimeType
@@ -199,7 +200,7 @@ struct LibraryScan {
             do throws(DecodeError) {
                 tracks.append(try openTrack(path))
             } catch {
-                throw .notPlayable(argument, cause: flacCause(error))
+                throw .notPlayable(argument, cause: decodeCause(error))
             }
         case .directory:
             var visited: Set<FileIdentity> = []
@@ -209,7 +210,7 @@ struct LibraryScan {
         }
     }
 
-    /// Adds the FLAC files of `directory` (canonical) in album order, then its subdirectories.
+    /// Adds the audio files of `directory` (canonical) in album order, then its subdirectories.
     /// `named` is set for the directory the caller named: a failure to read it throws.
     private mutating func walk(_ directory: String, identity: FileIdentity, visited: inout Set<FileIdentity>,
                                named: String? = nil) throws(LibraryError) {
@@ -266,7 +267,7 @@ struct LibraryScan {
             do throws(DecodeError) {
                 found.append((file.name, try openTrack(file.path, directoryNames: (directory, visibleNames))))
             } catch {
-                skipped.append(SkippedFile(path: file.path, reason: flacCause(error)))
+                skipped.append(SkippedFile(path: file.path, reason: decodeCause(error)))
             }
         }
         found.sort { Self.albumOrder($0.track, $0.name, $1.track, $1.name) }
@@ -278,7 +279,7 @@ struct LibraryScan {
         }
     }
 
-    /// Opens a FLAC file (canonical path) and reads its tags and cover. `directoryNames` saves
+    /// Opens an audio file (canonical path) and reads its tags and cover. `directoryNames` saves
     /// listing the directory again when the caller has just listed it.
     private mutating func openTrack(_ path: String, directoryNames: (String, [String])? = nil) throws(DecodeError) -> LibraryTrack {
         let artwork: ArtworkSource?

@@ -7,7 +7,7 @@ import TonearmSystem
 /// session, or raw PCM a client sends. The control plane calls these from any
 /// thread.
 extension PlaybackEngine {
-    /// Starts playing the FLAC file at `path` in a free slot, at `gain` (volume) and `fade`;
+    /// Starts playing the audio file at `path` in a free slot, at `gain` (volume) and `fade`;
     /// `fade: 0` then `setStream(_:duck:fade: 1)` fades it in. Converted to the device's rate
     /// and channels; when nothing has played yet the device opens at the file's own format.
     public func startStream(path: String, gain: Float = 1, fade: Float = 1) throws(PlaybackError) -> StreamHandle {
@@ -33,7 +33,7 @@ extension PlaybackEngine {
         return try claimSlot(for: .feed(feed), naming: "raw PCM in \(format)", gain: gain, fade: fade)
     }
 
-    /// Queues interleaved samples in the stream's format, left-justified as the FLAC decoder
+    /// Queues interleaved samples in the stream's format, left-justified as the decoders
     /// gives them (a 16-bit sample `s` is `Int32(s) << 16`); `samples.count` must be a whole
     /// number of frames (callers check what clients send). False, taking nothing, while about
     /// 2 s of audio already waits (send again shortly), after `endStream` or `stopStream`, once
@@ -392,7 +392,7 @@ private struct StreamProduction: ProducerPolicy {
 
 /// Where a stream's audio comes from.
 enum StreamSource {
-    /// A FLAC file, decoded block by block.
+    /// An audio file, decoded block by block.
     case file(any AudioDecoder)
     /// Raw PCM the control plane feeds.
     case feed(PCMFeed)

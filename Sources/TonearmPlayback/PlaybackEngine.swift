@@ -191,7 +191,7 @@ public struct DeviceStatus: Sendable {
     public var interruption: OutputInterruption?
 }
 
-/// FLAC files → decoder thread → SPSC ring → output thread (mixer, ALSA).
+/// Audio files → decoder thread → SPSC ring → output thread (mixer, ALSA).
 ///
 /// The control plane tells the engine what to play (`play`, `stop`, `pause`, `resume`,
 /// `setVolume`) and answers, through `upcoming`, what follows an item; the decoder thread asks

@@ -1,4 +1,4 @@
-/// A cover image the daemon has resolved for an item (the FLAC front cover, else a cover file
+/// A cover image the daemon has resolved for an item (the file's embedded front cover, else a cover file
 /// next to it). The core only compares ids: a different id is a different picture.
 public struct Artwork: Sendable, Equatable {
     public var id: String

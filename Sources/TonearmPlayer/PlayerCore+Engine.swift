@@ -134,7 +134,7 @@ extension PlayerCore {
         return publish(.stopped)
     }
 
-    /// The engine could not play `itemID` (unreadable or not FLAC). Automatic transitions skip
+    /// The engine could not play `itemID` (unreadable, or not a format it plays). Automatic transitions skip
     /// it from now on, until it plays. If it is the current item the player moves on to the next
     /// playable item in the same transport state, or stops; if it was pre-queued, the outcome
     /// says `.upcomingChanged`.
