@@ -353,6 +353,23 @@ final class WAVDecoderTests: XCTestCase {
         XCTAssertEqual(try decodeAll(open(file)), leftJustified(samples, bits: 16))
     }
 
+    /// An encoder's real ADPCM file is refused by name, as is an ID3v2 tag in front of a WAV
+    /// passed over.
+    func testRealADPCMIsRefusedAndAnID3TagInFrontIsSkipped() throws {
+        let samples = PCMFixtures.signal(frames: 4000, channels: 2, bits: 16)
+        let source = path("source.wav")
+        try PCMFixtures.sox(samples, bits: 16, channels: 2, sampleRate: 44100, to: source)
+        let adpcm = path("adpcm.wav")
+        try PCMFixtures.ffmpeg(source, ["-c:a", "adpcm_ms"], to: adpcm)
+        XCTAssertThrowsError(try Decoders.open(path: adpcm)) { error in
+            XCTAssertEqual((error as? DecodeError)?.reason, .unsupported("WAV format 2 (ADPCM)"))
+        }
+        let tag: [UInt8] = Array("ID3".utf8) + [3, 0, 0, 0, 0, 0, 20] + [UInt8](repeating: 0, count: 20)
+        let tagged = path("id3-in-front.wav")
+        try PCMFixtures.write(tag + [UInt8](try Data(contentsOf: URL(fileURLWithPath: source))), to: tagged)
+        XCTAssertEqual(try decodeAll(Decoders.open(path: tagged)), leftJustified(samples, bits: 16))
+    }
+
     // MARK: The registry
 
     func testTheRegistryFindsAWAVByItsBytesWhateverItsName() throws {
