@@ -52,11 +52,22 @@ actor MPDCommands {
 
     /// Every command served, sorted as `commands` lists them. `close`, `idle`, `noidle`,
     /// `password` and the command lists are the connection's own.
-    /// `decoders`: every decoder plug-in with its suffixes and MIME types, as mpd lists its own.
-    static let decoders: String = Decoders.all.map { plugIn in
-        "plugin: \(plugIn.name)\n" + plugIn.suffixes.map { "suffix: \($0)\n" }.joined()
-            + plugIn.mimeTypes.map { "mime_type: \($0)\n" }.joined()
-    }.joined()
+    /// `decoders`: every decoder plug-in with its suffixes and MIME types, as mpd lists its own;
+    /// plug-ins of one library (mpd's name) are one entry, as in mpd.
+    static let decoders: String = {
+        var names: [String] = []
+        var suffixes: [String: [String]] = [:]
+        var mimeTypes: [String: [String]] = [:]
+        for plugIn in Decoders.all {
+            if suffixes[plugIn.name] == nil { names.append(plugIn.name) }
+            suffixes[plugIn.name, default: []] += plugIn.suffixes.filter { !(suffixes[plugIn.name] ?? []).contains($0) }
+            mimeTypes[plugIn.name, default: []] += plugIn.mimeTypes.filter { !(mimeTypes[plugIn.name] ?? []).contains($0) }
+        }
+        return names.map { name in
+            "plugin: \(name)\n" + suffixes[name, default: []].map { "suffix: \($0)\n" }.joined()
+                + mimeTypes[name, default: []].map { "mime_type: \($0)\n" }.joined()
+        }.joined()
+    }()
 
     static let served: [String] = [
         "add", "addid", "albumart", "binarylimit", "clear", "clearerror", "close", "command_list_begin", "command_list_end",
