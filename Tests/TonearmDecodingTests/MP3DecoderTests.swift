@@ -70,6 +70,22 @@ final class MP3DecoderTests: XCTestCase {
         }
     }
 
+    /// MPEG Layer II (ffmpeg's encoder): no gapless header, so the length is the scanned one
+    /// and the decode is mpg123's, sample for sample.
+    func testLayerIIDecodesAsMpg123Does() throws {
+        try XCTSkipUnless(toolsAvailable("ffmpeg"), "ffmpeg makes the Layer II fixture")
+        let wav = path("in.wav")
+        try MP3Fixture.writeWAV(signal(frames: 33_333, channels: 2, sampleRate: 48000), channels: 2, sampleRate: 48000, to: wav)
+        let file = path("layer2.mp2")
+        try runChecked("ffmpeg", ["-hide_banner", "-loglevel", "error", "-y", "-i", wav, "-c:a", "mp2", "-b:a", "192k", file])
+        let reference = try MP3Fixture.referenceDecode(file)
+        let decoder = try Decoders.open(path: file)
+        XCTAssertEqual(decoder.info.codec, "MPEG Layer 2")
+        XCTAssertEqual(decoder.info.format, StreamFormat(sampleRate: 48000, channels: 2, bitsPerSample: 16))
+        XCTAssertEqual(decoder.info.totalFrames, reference.count / 2)
+        XCTAssertNil(sampleMismatch(try decodeAll(decoder), reference, channels: 2))
+    }
+
     /// One continuous signal cut into three pieces of odd lengths: each piece decodes to
     /// exactly its own length, and the pieces back to back line up with the original with no
     /// gap or overlap at the joins.
