@@ -333,6 +333,34 @@ final class MP3DecoderTests: XCTestCase {
         XCTAssertEqual(reason { _ = try MP3Decoder(path: onlyTag) }, .noAudio)
     }
 
+    /// Recognition wants a header with no reserved or free-format field, and a second header
+    /// of the same stream where the first frame ends when the head reaches that far.
+    func testRecognitionIsStrict() throws {
+        // MPEG-1 Layer III, 128 kbit/s, 44.1 kHz, no padding, joint stereo: 417-byte frames.
+        let header: [UInt8] = [0xFF, 0xFB, 0x90, 0x64]
+        let frame = header + [UInt8](repeating: 0, count: 413)
+        XCTAssertTrue(MP3Decoder.recognizes(FileHead(bytes: Array(header + [UInt8](repeating: 0, count: 60)))))
+        XCTAssertTrue(MP3Decoder.recognizes(FileHead(bytes: frame + header)))
+        XCTAssertFalse(MP3Decoder.recognizes(FileHead(bytes: frame + [0xFF, 0xF3, 0x90, 0x64])), "an MPEG-2 frame after an MPEG-1 one")
+        XCTAssertFalse(MP3Decoder.recognizes(FileHead(bytes: frame + [0x12, 0x34, 0x56, 0x78])), "no second frame")
+        let broken: [(String, [UInt8])] = [
+            ("sync", [0xFF, 0x1B, 0x90, 0x64]), ("reserved version", [0xFF, 0xEB, 0x90, 0x64]), ("reserved layer", [0xFF, 0xF9, 0x90, 0x64]),
+            ("free format", [0xFF, 0xFB, 0x00, 0x64]), ("bad bit rate", [0xFF, 0xFB, 0xF0, 0x64]),
+            ("reserved sample rate", [0xFF, 0xFB, 0x9C, 0x64]), ("reserved emphasis", [0xFF, 0xFB, 0x90, 0x66]),
+            ("ADTS AAC", [0xFF, 0xF1, 0x50, 0x80]),
+        ]
+        for (what, bytes) in broken {
+            XCTAssertFalse(MP3Decoder.recognizes(FileHead(bytes: bytes + [UInt8](repeating: 0, count: 60))), what)
+        }
+        // Every real fixture is recognised from its first 64 bytes.
+        for (channels, mode) in [(1, ["-b", "32"]), (2, ["-b", "320"]), (2, ["-V", "0"])] {
+            let file = try MP3Fixture.encode(signal(frames: 5000, channels: channels), channels: channels, sampleRate: 44100,
+                                             to: path("r\(channels)\(mode[1]).mp3"), arguments: mode)
+            let head = try XCTUnwrap(FileHandle(forReadingAtPath: file)?.readData(ofLength: 64))
+            XCTAssertTrue(MP3Decoder.recognizes(FileHead(bytes: [UInt8](head))), "\(mode)")
+        }
+    }
+
     // MARK: The registry and the CLI
 
     func testTheRegistryPicksMP3ByContentAndTheCLIShowsIt() throws {
