@@ -159,6 +159,22 @@ final class MP3DecoderTests: XCTestCase {
         XCTAssertEqual(Double(estimate), Double(reference.count / 2), accuracy: 1152 * 2, "the estimate is within two MPEG frames")
     }
 
+    /// Junk before the first frame (here more than libmpg123's resync limit of 1024 bytes) is
+    /// skipped, in a file and in a stream, and the LAME header still counts.
+    func testJunkBeforeTheFirstFrameIsSkipped() throws {
+        let frames = 20_000
+        let clean = try MP3Fixture.encode(signal(frames: frames, channels: 2), channels: 2, sampleRate: 44100,
+                                          to: path("clean.mp3"), arguments: ["-b", "128"])
+        let reference = try MP3Fixture.referenceDecode(clean)
+        let junky = path("junky.mp3")
+        let junk = Array("RIFF".utf8) + [UInt8](repeating: 0, count: 3000)
+        try Data(junk + [UInt8](try Data(contentsOf: URL(fileURLWithPath: clean)))).write(to: URL(fileURLWithPath: junky))
+        let decoder = try MP3Decoder(path: junky)
+        XCTAssertEqual(decoder.info.totalFrames, frames)
+        XCTAssertNil(sampleMismatch(try decodeAll(decoder), reference, channels: 2))
+        XCTAssertNil(sampleMismatch(try decodeAll(try MP3Decoder.open(try StreamSource(junky), keepPictureData: false)), reference, channels: 2))
+    }
+
     /// A stream that cannot seek and has no length still plays, gaplessly; its length is
     /// unknown (a station may relay many files after the first one's header).
     func testANonSeekableStreamPlays() throws {

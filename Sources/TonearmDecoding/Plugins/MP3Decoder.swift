@@ -73,14 +73,15 @@ public final class MP3Decoder: AudioDecoder, DecoderPlugIn {
         self.source = source
         var tags = EmbeddedTags()
         var head: [UInt8]
+        var start: UInt64 = 0
+        var end: UInt64?
         if source.isSeekable {
             guard source.length != 0 else { throw DecodeError(path: path, reason: .empty) }
             let layout = try TaggedAudio.read(source, keepPictureData: keepPictureData)
             tags = layout.tags
-            audioStart = layout.audioStart
-            audioEnd = layout.audioEnd
-            head = try source.peek(Int(min(UInt64(Self.headLength), layout.audioEnd - layout.audioStart)), at: audioStart)
-            pending = []
+            start = layout.audioStart
+            end = layout.audioEnd
+            head = try source.peek(Int(min(UInt64(Self.headLength), layout.audioEnd - layout.audioStart)), at: start)
         } else {
             var first = try source.readUpTo(ID3v2.headerSize)
             guard !first.isEmpty else { throw DecodeError(path: path, reason: .empty) }
@@ -89,15 +90,17 @@ public final class MP3Decoder: AudioDecoder, DecoderPlugIn {
                 first = []
             }
             head = first + (try source.readUpTo(Self.headLength - first.count))
-            pending = head
-            audioStart = 0
-            audioEnd = nil
         }
         guard !head.isEmpty else { throw DecodeError(path: path, reason: .noAudio) }
-        let headIsAll = source.isSeekable ? audioEnd! - audioStart <= UInt64(head.count) : source.atEnd
+        let headIsAll = end.map { $0 - start <= UInt64(head.count) } ?? source.atEnd
         guard let sync = MPEGFrameHeader.findStream(in: head, endsAtHeadEnd: headIsAll) else {
             throw DecodeError(path: path, reason: .notFormat("not an MP3 file (no MPEG audio frame)"))
         }
+        // libmpg123 starts at the first frame: junk before it (a RIFF header around an MP3)
+        // could exceed its resync limit.
+        audioStart = start + UInt64(sync.offset)
+        audioEnd = end
+        pending = source.isSeekable ? [] : Array(head[sync.offset...])
         lengthIsExact = sync.header.hasFrameCount(in: head, at: sync.offset)
 
         Self.initialiseLibrary
