@@ -54,7 +54,9 @@ final class MP3DecoderTests: XCTestCase {
     // MARK: Decoding
 
     func testDecodesAsMpg123DoesSampleForSample() throws {
-        for (channels, rate, mode) in [(2, 44100, ["-b", "192"]), (1, 44100, ["-V", "4"]), (2, 48000, ["-V", "2"]), (1, 48000, ["-b", "96"])] {
+        // MPEG-1 at 44.1 and 48 kHz, CBR and VBR; MPEG-2 (22.05 kHz) and MPEG-2.5 (8 kHz).
+        for (channels, rate, mode) in [(2, 44100, ["-b", "192"]), (1, 44100, ["-V", "4"]), (2, 48000, ["-V", "2"]), (1, 48000, ["-b", "96"]),
+                                       (2, 22050, ["-b", "64"]), (1, 8000, ["-V", "6"])] {
             let frames = 40_000 + 77 * channels
             let file = try MP3Fixture.encode(signal(frames: frames, channels: channels, sampleRate: rate), channels: channels,
                                              sampleRate: rate, to: path("\(channels)-\(rate)-\(mode[0]).mp3"), arguments: mode)
