@@ -111,15 +111,22 @@ final class MP3DecoderTests: XCTestCase {
             join += length
             let window = (join - 2048)..<(join + 2048)
             func error(_ offset: Int) -> Double {
-                window.reduce(0.0) { sum, i in
-                    let d = Double(joined[i + offset]) - Double(original[i])
-                    return sum + d * d
+                joined.withUnsafeBufferPointer { decoded in
+                    original.withUnsafeBufferPointer { source in
+                        var sum = 0.0
+                        for i in window {
+                            let d = Double(decoded[i + offset] - source[i])
+                            sum += d * d
+                        }
+                        return sum
+                    }
                 }
             }
             let best = (-600...600).min { error($0) < error($1) }
             XCTAssertEqual(best, 0, "the join at frame \(join) is shifted")
             let energy = window.reduce(0.0) { $0 + Double(original[$1]) * Double(original[$1]) }
             let snr = 10 * log10(energy / error(0))
+            // Measured: 19.4 and 19.6 dB (lame cuts the white noise above 19.5 kHz).
             XCTAssertGreaterThan(snr, 15, "the join at frame \(join) is not the original signal (SNR \(snr) dB)")
         }
     }
