@@ -331,7 +331,7 @@ final class MP3DecoderTests: XCTestCase {
 
     func testEmptyRandomAndHugeTagFilesFailClearly() throws {
         let empty = path("empty.mp3")
-        FileManager.default.createFile(atPath: empty, contents: Data())
+        _ = FileManager.default.createFile(atPath: empty, contents: Data())
         XCTAssertEqual(reason { _ = try MP3Decoder(path: empty) }, .empty)
         XCTAssertEqual(reason { _ = try Decoders.open(path: empty) }, .empty)
 
