@@ -329,6 +329,24 @@ final class MP3DecoderTests: XCTestCase {
         XCTAssertEqual(self.reason { _ = try MP3Decoder(path: headerOnly) }, .notFormat("not an MP3 file (no MPEG audio frame)"))
     }
 
+    /// Bytes after the last frame that no tag reader knows (Lyrics3, a broken tag) end the
+    /// music; they are no error once every frame the file counts has played.
+    func testJunkAfterTheLastFrameIsTheEnd() throws {
+        let frames = 20_000
+        var random = SeededRandom(seed: 5)
+        let junk = (0..<5000).map { _ in UInt8(truncatingIfNeeded: random.next()) }
+        for xing in [true, false] {
+            let clean = try MP3Fixture.encode(signal(frames: frames, channels: 2), channels: 2, sampleRate: 44100,
+                                              to: path("end-\(xing).mp3"), arguments: ["-b", "128"] + (xing ? [] : ["-t"]))
+            let reference = try MP3Fixture.referenceDecode(clean)
+            let junky = path("end-junk-\(xing).mp3")
+            try Data([UInt8](try Data(contentsOf: URL(fileURLWithPath: clean))) + junk).write(to: URL(fileURLWithPath: junky))
+            let decoder = try MP3Decoder(path: junky)
+            XCTAssertEqual(decoder.info.totalFrames, reference.count / 2, "Xing header: \(xing)")
+            XCTAssertNil(sampleMismatch(try decodeAll(decoder), reference, channels: 2), "Xing header: \(xing)")
+        }
+    }
+
     func testEmptyRandomAndHugeTagFilesFailClearly() throws {
         let empty = path("empty.mp3")
         _ = FileManager.default.createFile(atPath: empty, contents: Data())
