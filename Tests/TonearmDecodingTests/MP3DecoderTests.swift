@@ -198,6 +198,12 @@ final class MP3DecoderTests: XCTestCase {
         XCTAssertThrowsError(try decoder.seek(toFrame: 0)) { error in
             XCTAssertEqual((error as? DecodeError)?.reason, .seekFailed(frame: 0))
         }
+        // A station's stream: no Xing header at all.
+        let raw = try MP3Fixture.encode(signal(frames: frames, channels: 1), channels: 1, sampleRate: 48000,
+                                        to: path("radio.mp3"), arguments: ["-b", "128", "-t"])
+        let radio = try MP3Decoder.open(try StreamSource(raw), keepPictureData: false)
+        XCTAssertNil(radio.info.totalFrames)
+        XCTAssertNil(sampleMismatch(try decodeAll(radio), try MP3Fixture.referenceDecode(raw)))
     }
 
     // MARK: Tags
