@@ -95,7 +95,7 @@ public final class MP3Decoder: AudioDecoder, DecoderPlugIn {
         samples16 = .allocate(capacity: capacity)
         output = .allocate(capacity: capacity)
         let unknown = StreamFormat(sampleRate: 0, channels: 0, bitsPerSample: 0)
-        info = TrackInfo(path: path, codec: sync.header.layer == 3 ? "MP3" : "MPEG Layer \(sync.header.layer)",
+        info = TrackInfo(path: path, codec: "MP\(sync.header.layer)",
                          format: unknown, totalFrames: nil, comments: found.tags.comments, pictures: found.tags.pictures)
         try openStream(metadataOnly: metadataOnly)
     }
