@@ -10,8 +10,8 @@ import TonearmAudio
 /// `COMM`'s frame count is the length; the `SSND` chunk's offset skips its alignment bytes.
 /// A file that ends inside `SSND` plays what it holds, then `nextBlock()` reports the truncation.
 ///
-/// Tags: NAME → TITLE, AUTH → ARTIST, "(c) " → COPYRIGHT, ANNO → COMMENT. An `ID3 ` chunk's
-/// place is kept (`PCMFileDecoder.id3Tag`), not read.
+/// Tags: an `ID3 ` chunk's ID3v2 tag first; NAME → TITLE, AUTH → ARTIST, "(c) " → COPYRIGHT,
+/// ANNO → COMMENT fill what it lacks.
 public enum AIFFDecoder: DecoderPlugIn {
     /// mpd plays WAV and AIFF with its "sndfile" plug-in.
     public static let name = "sndfile"
@@ -23,11 +23,15 @@ public enum AIFFDecoder: DecoderPlugIn {
     }
 
     public static func open(_ source: ByteSource, keepPictureData: Bool) throws(DecodeError) -> any AudioDecoder {
-        try PCMFileDecoder(source: source, header: readHeader(source))
+        var header = try readHeader(source)
+        try header.readID3Tag(from: source, keepPictureData: keepPictureData)
+        return try PCMFileDecoder(source: source, header: header)
     }
 
     public static func metadata(_ source: ByteSource) throws(DecodeError) -> TrackInfo {
-        try readHeader(source).info
+        var header = try readHeader(source)
+        try header.readID3Tag(from: source, keepPictureData: false)
+        return header.info
     }
 
     /// Walks the chunks: `COMM`, `SSND`, the text chunks and `ID3 `, wherever they are. A
