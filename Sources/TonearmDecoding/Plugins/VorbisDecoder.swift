@@ -34,7 +34,6 @@ public final class VorbisDecoder: AudioDecoder, DecoderPlugIn {
 
     fileprivate let input: OggInput
     private let file: UnsafeMutablePointer<OggVorbis_File>
-    private var opened = false
     private let channelOrder: [Int]
     private let buffer: UnsafeMutablePointer<Int32>
     private static let blockFrames = 4096
@@ -74,7 +73,6 @@ public final class VorbisDecoder: AudioDecoder, DecoderPlugIn {
             file.deallocate()
             throw DecodeError(path: path, reason: input.failure?.reason ?? .badMetadata(oggLibraryError(Int(status))))
         }
-        opened = true
         let channels = Int(first.channels)
         guard (1...8).contains(channels), first.rate > 0 else {
             ov_clear(file)
@@ -101,22 +99,15 @@ public final class VorbisDecoder: AudioDecoder, DecoderPlugIn {
                 total += Int(ov_pcm_total(file, Int32(link)))
             }
             info.totalFrames = total
-            guard total > 0 else {
-                ov_clear(file)
-                file.deallocate()
-                buffer.deallocate()
-                opened = false
-                throw DecodeError(path: path, reason: .noAudio)
-            }
+            // Fully initialised by now: deinit releases the file and the buffer.
+            guard total > 0 else { throw DecodeError(path: path, reason: .noAudio) }
         }
     }
 
     deinit {
-        if opened {
-            ov_clear(file)
-            file.deallocate()
-            buffer.deallocate()
-        }
+        ov_clear(file)
+        file.deallocate()
+        buffer.deallocate()
     }
 
     public func nextBlock() throws(DecodeError) -> UnsafeBufferPointer<Int32>? {
