@@ -233,6 +233,35 @@ final class VorbisDecoderTests: XCTestCase {
         }
         XCTAssertGreaterThan(decoded, 2 * 44100)
         XCTAssertLessThan(decoded, 3 * 44100)
+
+        // Cut where too little of the last page is left to say how much is missing.
+        let middle = pages.pages.count / 2
+        let boundary = pages.pages.prefix(middle).reduce(0) { $0 + $1.bytes.count }
+        try Data(bytes.prefix(boundary + 10)).write(to: directory.url("cut-header.ogg"))
+        XCTAssertThrowsError(try decodeAll(VorbisDecoder(path: path("cut-header.ogg")))) { error in
+            XCTAssertTrue("\(error)".hasSuffix(": decoder failed: the last Ogg page is cut short after frame \(pages.pages[middle - 1].granulePosition)"), "\(error)")
+        }
+        // Cut at a page boundary, or followed by a tag: nothing is cut short.
+        try Data(bytes.prefix(boundary)).write(to: directory.url("at-page.ogg"))
+        XCTAssertEqual(try decodeAll(VorbisDecoder(path: path("at-page.ogg"))).count / 2, Int(pages.pages[middle - 1].granulePosition))
+        let id3v1 = Array("TAG".utf8) + [UInt8](repeating: 0x20, count: 125)
+        try Data(bytes + id3v1).write(to: directory.url("id3v1.ogg"))
+        XCTAssertEqual(try decodeAll(VorbisDecoder(path: path("id3v1.ogg"))).count / 2, 4 * 44100)
+    }
+
+    /// Some taggers put an ID3v2 tag in front of an Ogg file: the stream after it plays and seeks.
+    func testAnID3v2TagInFrontIsSkipped() throws {
+        let file = try OggFixtures.vorbis(signal(frames: 50000, channels: 2), channels: 2, sampleRate: 44100, to: path("plain.ogg"))
+        let expected = try decodeAll(VorbisDecoder(path: file))
+        let tag: [UInt8] = Array("ID3".utf8) + [3, 0, 0, 0, 0, 0, 20] + [UInt8](repeating: 0, count: 20)
+        let tagged = path("id3.ogg")
+        try Data(tag + [UInt8](Data(contentsOf: URL(fileURLWithPath: file)))).write(to: URL(fileURLWithPath: tagged))
+        let decoder = try Decoders.open(path: tagged)
+        XCTAssertTrue(decoder is VorbisDecoder)
+        XCTAssertEqual(decoder.info.totalFrames, 50000)
+        XCTAssertNil(sampleMismatch(try decodeAll(decoder), expected, channels: 2))
+        try decoder.seek(toFrame: 30000)
+        XCTAssertNil(sampleMismatch(try decodeAll(decoder), Array(expected[60000...]), channels: 2))
     }
 
     func testOtherOggCodecsAreNotTakenForVorbis() throws {
