@@ -12,7 +12,7 @@ import TonearmAudio
 ///
 /// Tags: an `ID3 ` chunk's ID3v2 tag first; NAME → TITLE, AUTH → ARTIST, "(c) " → COPYRIGHT,
 /// ANNO → COMMENT fill what it lacks.
-public enum AIFFDecoder: DecoderPlugIn {
+public enum AIFFDecoder: PCMFilePlugIn {
     /// mpd plays WAV and AIFF with its "sndfile" plug-in.
     public static let name = "sndfile"
     public static let suffixes = ["aif", "aiff", "aifc"]
@@ -20,18 +20,6 @@ public enum AIFFDecoder: DecoderPlugIn {
 
     public static func recognizes(_ head: FileHead) -> Bool {
         head.starts(with: "FORM") && (head.starts(with: "AIFF", at: 8) || head.starts(with: "AIFC", at: 8))
-    }
-
-    public static func open(_ source: ByteSource, keepPictureData: Bool) throws(DecodeError) -> any AudioDecoder {
-        var header = try readHeader(source)
-        try header.readID3Tag(from: source, keepPictureData: keepPictureData)
-        return try PCMFileDecoder(source: source, header: header)
-    }
-
-    public static func metadata(_ source: ByteSource) throws(DecodeError) -> TrackInfo {
-        var header = try readHeader(source)
-        try header.readID3Tag(from: source, keepPictureData: false)
-        return header.info
     }
 
     /// Walks the chunks: `COMM`, `SSND`, the text chunks and `ID3 `, wherever they are. A

@@ -225,6 +225,26 @@ struct PCMFileHeader {
     }
 }
 
+/// WAV and AIFF: a header of chunks, then samples a `PCMFileDecoder` plays.
+protocol PCMFilePlugIn: DecoderPlugIn {
+    /// Walks the chunks up to what the file says about itself and where its samples are.
+    static func readHeader(_ source: ByteSource) throws(DecodeError) -> PCMFileHeader
+}
+
+extension PCMFilePlugIn {
+    public static func open(_ source: ByteSource, keepPictureData: Bool) throws(DecodeError) -> any AudioDecoder {
+        var header = try readHeader(source)
+        try header.readID3Tag(from: source, keepPictureData: keepPictureData)
+        return try PCMFileDecoder(source: source, header: header)
+    }
+
+    public static func metadata(_ source: ByteSource) throws(DecodeError) -> TrackInfo {
+        var header = try readHeader(source)
+        try header.readID3Tag(from: source, keepPictureData: false)
+        return header.info
+    }
+}
+
 extension PCMFileHeader {
     /// The file's ID3v2 chunk read into `info`: its tags first, the text chunks' filling what it
     /// lacks. A tag that cannot be read leaves the text chunks' tags: the audio is not at stake.
