@@ -58,7 +58,7 @@ public enum APEv2 {
                 let dataStart = (value.firstIndex(of: 0) ?? (value.startIndex - 1)) + 1
                 let data = value[dataStart...]
                 let description = String(decoding: value[value.startIndex..<max(value.startIndex, dataStart - 1)], as: UTF8.self)
-                let image = ImageSize.read(data)
+                let image = ImageHeader.parse(data)
                 tags.pictures.append(Picture(type: upper.contains("BACK") ? 4 : upper.contains("FRONT") ? 3 : 0,
                                              mimeType: image?.mimeType ?? "", description: description,
                                              width: image?.width ?? 0, height: image?.height ?? 0, byteCount: data.count,

@@ -312,7 +312,7 @@ public enum ID3v2 {
             let type = Int(rest[pos])
             let (description, dataStart) = ID3Text.terminated(rest, encoding: encoding, from: pos + 1)
             let data = rest[dataStart...]
-            let size = ImageSize.read(data)
+            let size = ImageHeader.parse(data)
             if mime.isEmpty || mime == "image/jpg" || !mime.contains("/") { mime = size?.mimeType ?? (mime.isEmpty ? "" : "image/" + mime) }
             tags.pictures.append(Picture(type: type, mimeType: mime, description: description,
                                          width: size?.width ?? 0, height: size?.height ?? 0, byteCount: data.count,
@@ -412,33 +412,6 @@ public enum ID3v1 {
         if isV11 { tags.comments.append(("TRACKNUMBER", String(bytes[126]))) }
         if ID3v2.genres.indices.contains(Int(bytes[127])) { tags.comments.append(("GENRE", ID3v2.genres[Int(bytes[127])])) }
         return tags
-    }
-}
-
-/// The kind and pixel size of a PNG or JPEG picture from its first bytes: PNG's IHDR, JPEG's
-/// first SOFn segment (after any APPn, DQT or DHT segments).
-enum ImageSize {
-    static func read(_ data: ArraySlice<UInt8>) -> (mimeType: String, width: Int, height: Int)? {
-        let b = Array(data.prefix(1 << 20))
-        if b.count >= 24 && b.starts(with: [0x89, 0x50, 0x4E, 0x47]) && b[12..<16].elementsEqual("IHDR".utf8) {
-            return ("image/png", ID3v2.bigEndian(b, 16, 4), ID3v2.bigEndian(b, 20, 4))
-        }
-        guard b.count >= 4, b[0] == 0xFF, b[1] == 0xD8 else { return nil }
-        var pos = 2
-        while pos + 4 <= b.count, b[pos] == 0xFF {
-            let marker = b[pos + 1]
-            if marker == 0xFF { pos += 1; continue }  // fill byte
-            if marker == 0x01 || (0xD0...0xD8).contains(marker) { pos += 2; continue }
-            if marker == 0xD9 || marker == 0xDA { return ("image/jpeg", 0, 0) }
-            let length = ID3v2.bigEndian(b, pos + 2, 2)
-            if (0xC0...0xCF).contains(marker) && ![0xC4, 0xC8, 0xCC].contains(marker) {
-                guard pos + 9 <= b.count else { break }
-                return ("image/jpeg", ID3v2.bigEndian(b, pos + 7, 2), ID3v2.bigEndian(b, pos + 5, 2))
-            }
-            guard length >= 2 else { break }
-            pos += 2 + length
-        }
-        return ("image/jpeg", 0, 0)
     }
 }
 
