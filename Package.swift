@@ -23,6 +23,7 @@ let package = Package(
     targets: [
         systemLibrary("CALSA", pkgConfig: "alsa", apt: "libasound2-dev"),
         systemLibrary("CFLAC", pkgConfig: "flac", apt: "libflac-dev"),
+        systemLibrary("CFAAD", pkgConfig: "faad2", apt: "libfaad-dev"),
         systemLibrary("CGPIOD", pkgConfig: "libgpiod", apt: "libgpiod-dev"),
         systemLibrary("CSoxr", pkgConfig: "soxr", apt: "libsoxr-dev"),
         systemLibrary("CSQLite", pkgConfig: "sqlite3", apt: "libsqlite3-dev"),
@@ -36,7 +37,7 @@ let package = Package(
         .target(name: "TonearmAudio"),
         // The decoder seam: one protocol for every format, each format a plug-in (one file per
         // decoder); tags and pictures into one track model.
-        .target(name: "TonearmDecoding", dependencies: ["CFLAC", "TonearmAudio", "TonearmSystem"]),
+        .target(name: "TonearmDecoding", dependencies: ["CFLAC", "CFAAD", "TonearmAudio", "TonearmSystem"]),
         // alsa-lib: one PCM device, negotiated and written to.
         .target(name: "TonearmALSA", dependencies: ["CALSA", "TonearmAudio"]),
         // Decoder thread, output thread and the pipeline between them.

@@ -2,7 +2,7 @@
 /// else by its name's suffix (whose plug-in then says why the bytes are not its format).
 public enum Decoders {
     /// The plug-ins, in the order a source's first bytes are tried against them.
-    public static let all: [any DecoderPlugIn.Type] = [FLACDecoder.self]
+    public static let all: [any DecoderPlugIn.Type] = [FLACDecoder.self, MP4Decoder.self]
 
     /// The plug-in for a file name's suffix, in any case.
     public static func plugIn(forName name: String) -> (any DecoderPlugIn.Type)? {

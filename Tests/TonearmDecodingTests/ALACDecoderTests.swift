@@ -1,0 +1,69 @@
+import Foundation
+import TestSupport
+import TonearmAudio
+import TonearmDecoding
+import XCTest
+
+final class ALACDecoderTests: XCTestCase {
+    private var directory: TemporaryDirectory!
+
+    override func setUpWithError() throws {
+        try XCTSkipUnless(toolsAvailable("ffmpeg"), "ffmpeg makes the ALAC fixtures")
+        directory = try TemporaryDirectory(prefix: "tonearm-alac")
+    }
+
+    override func tearDown() { directory = nil }
+
+    private func decodeAll(_ decoder: any AudioDecoder) throws -> [Int32] {
+        var out: [Int32] = []
+        while let block = try decoder.nextBlock() { out.append(contentsOf: block) }
+        return out
+    }
+
+    private func leftJustified(_ samples: [Int32], bits: Int) -> [Int32] { samples.map { $0 << Int32(32 - bits) } }
+
+    func testSixteenAndTwentyFourBitMonoAndStereoDecodeExactly() throws {
+        // Odd lengths: the last ALAC frame is a partial one.
+        for (bits, channels, rate, frames) in [(16, 2, 44100, 44100 + 777), (16, 1, 48000, 20001), (24, 2, 96000, 30011), (24, 1, 44100, 4096 * 3)] {
+            let samples = MP4Fixtures.signal(frames: frames, channels: channels, bits: bits, sampleRate: rate)
+            let file = try MP4Fixtures.encode(samples, to: directory.file("\(bits)-\(channels).m4a"), codec: "alac",
+                                              sampleRate: rate, channels: channels, bits: bits)
+            let decoder = try Decoders.open(path: file)
+            XCTAssertEqual(decoder.info.codec, "ALAC")
+            XCTAssertEqual(decoder.info.format, StreamFormat(sampleRate: rate, channels: channels, bitsPerSample: bits))
+            XCTAssertEqual(decoder.info.totalFrames, frames)
+            let decoded = try decodeAll(decoder)
+            XCTAssertEqual(decoded.count, samples.count, "\(bits)-bit \(channels) ch")
+            XCTAssertTrue(decoded == leftJustified(samples, bits: bits), "\(bits)-bit \(channels) ch is bit-exact")
+        }
+    }
+
+    /// Silence and full-scale square waves take the encoder's other paths: zero runs and
+    /// uncompressed (escaped) frames.
+    func testSilenceAndFullScaleSignalsDecodeExactly() throws {
+        var samples = [Int32](repeating: 0, count: 2 * 10000)
+        for i in 10000..<20000 { samples[i] = (i / 7) % 2 == 0 ? 32767 : -32768 }
+        var random = SeededRandom(seed: 5)
+        samples += (0..<(2 * 9000)).map { _ in Int32(truncatingIfNeeded: random.next() >> 48) }
+        let file = try MP4Fixtures.encode(samples, to: directory.file("edges.m4a"), codec: "alac")
+        XCTAssertTrue(try decodeAll(Decoders.open(path: file)) == leftJustified(samples, bits: 16))
+    }
+
+    func testSeeksAreSampleAccurate() throws {
+        let frames = 3 * 44100 + 123
+        let samples = MP4Fixtures.signal(frames: frames, channels: 2, bits: 24)
+        let file = try MP4Fixtures.encode(samples, to: directory.file("seek.m4a"), codec: "alac", bits: 24)
+        let decoder = try Decoders.open(path: file)
+        let expected = leftJustified(samples, bits: 24)
+        for target in [66150, 0, 1, 4095, 4096, 4097, frames - 1, 12345, 0] {
+            try decoder.seek(toFrame: target)
+            XCTAssertEqual(decoder.position, target)
+            let block = try XCTUnwrap(try decoder.nextBlock(), "a block after seeking to \(target)")
+            XCTAssertEqual(Array(block), Array(expected[(target * 2)..<min(expected.count, target * 2 + block.count)]), "seek to \(target)")
+            XCTAssertEqual(decoder.position, target + block.count / 2)
+        }
+        try decoder.seek(toFrame: frames)
+        XCTAssertNil(try decoder.nextBlock(), "seeking to the end leaves nothing")
+        XCTAssertThrowsError(try decoder.seek(toFrame: frames + 1))
+    }
+}
