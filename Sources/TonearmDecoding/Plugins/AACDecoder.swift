@@ -8,8 +8,10 @@ import TonearmAudio
 /// reference decoder writes by default, so a decode can be compared with it sample for
 /// sample. libfaad gives no output for the first unit after it is opened (that unit only
 /// primes the overlap of its transform), so the unit's frames are counted as dropped and a
-/// seek opens it afresh one unit early. More than two channels are put in WAV order from the
-/// positions libfaad reports.
+/// seek opens it afresh one unit early. After a seek the frames equal those of a decode from
+/// the start, except in bands coded as perceptual noise: libfaad's noise generator starts anew. More than two channels are put in WAV order from the
+/// positions libfaad reports. libfaad makes a mono stream stereo, in case it carries
+/// parametric stereo; when the first frame shows it does not, one channel is given.
 final class AACDecoder: MP4Codec {
     let path: String
     let codecName = "AAC"
@@ -22,11 +24,19 @@ final class AACDecoder: MP4Codec {
     /// For each output channel, the libfaad channel it takes; nil while in order.
     private var order: [Int]?
     private var orderKnown = false
+    /// libfaad's channels per frame, which may be more than `format` gives.
+    private let libraryChannels: Int
+    /// A mono stream that libfaad widens to two identical channels, until a frame shows
+    /// parametric stereo.
+    private var monoFromStereo: Bool
 
     init(path: String, audioSpecificConfig: [UInt8]) throws(DecodeError) {
         self.path = path
         config = audioSpecificConfig
         (handle, format) = try Self.openLibrary(path: path, config: &config)
+        libraryChannels = format.channels
+        monoFromStereo = format.channels == 2 && AudioSpecificConfig(audioSpecificConfig)?.channels == 1
+        if monoFromStereo { format.channels = 1 }
         capacity = 2048 * max(2, format.channels)
         output = .allocate(capacity: capacity)
     }
@@ -71,8 +81,8 @@ final class AACDecoder: MP4Codec {
         let count = Int(frame.samples)
         guard count > 0, let samples else { return UnsafeBufferPointer(start: output, count: 0) }
         let channels = Int(frame.channels)
-        if channels != format.channels {
-            throw DecodeError(path: path, reason: .formatChange("channel count (\(format.channels) → \(channels))"))
+        if channels != libraryChannels {
+            throw DecodeError(path: path, reason: .formatChange("channel count (\(libraryChannels) → \(channels))"))
         }
         if Int(frame.samplerate) != format.sampleRate {
             throw DecodeError(path: path, reason: .formatChange("sample rate (\(format.sampleRate) Hz → \(frame.samplerate) Hz)"))
@@ -80,6 +90,10 @@ final class AACDecoder: MP4Codec {
         if !orderKnown {
             orderKnown = true
             order = Self.wavOrder(frame, channels: channels)
+            if monoFromStereo && frame.ps != 0 {
+                monoFromStereo = false
+                format.channels = 2
+            }
         }
         if count > capacity {
             output.deallocate()
@@ -87,6 +101,10 @@ final class AACDecoder: MP4Codec {
             output = .allocate(capacity: capacity)
         }
         let pcm = samples.assumingMemoryBound(to: Int16.self)
+        if monoFromStereo {
+            for i in 0..<(count / 2) { output[i] = Int32(pcm[2 * i]) << 16 }
+            return UnsafeBufferPointer(start: output, count: count / 2)
+        }
         if let order {
             var i = 0
             while i < count {

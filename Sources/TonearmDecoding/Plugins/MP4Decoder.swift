@@ -103,6 +103,8 @@ public final class MP4Decoder: AudioDecoder, DecoderPlugIn {
         info = TrackInfo(path: path, codec: codec.codecName, format: codec.format, totalFrames: span.frames,
                          comments: movie.tags.comments, pictures: movie.tags.pictures)
         pending = try decodeNext()
+        // The first frames settle the format (libfaad's mono or parametric stereo).
+        info.format = codec.format
         if pending == nil, errorCounts.total > 0 { throw DecodeError(path: path, reason: .decodeErrors(errorCounts)) }
         guard pending != nil || span.frames == 0 else { throw DecodeError(path: path, reason: .noAudio) }
     }
