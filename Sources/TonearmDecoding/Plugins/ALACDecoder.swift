@@ -102,7 +102,6 @@ final class ALACDecoder: MP4Codec {
                 guard channelsDone == 0 || n == frames else { throw corrupt("channels of different lengths") }
                 frames = n
                 channelsDone += pair ? 2 : 1
-                if channelsDone == config.channels { break decoding }
             case 4: // DSE: tag, align flag, count (extended past 255), the bytes
                 _ = bits.read(4)
                 let aligned = bits.read(1) == 1
@@ -115,12 +114,18 @@ final class ALACDecoder: MP4Codec {
                 if count == 15 { count += Int(bits.read(8)) - 1 }
                 bits.position += count * 8
             case 7: // END
+                bits.alignToByte()
                 break decoding
             default:
                 throw corrupt("element \(tag) is not played")
             }
         }
         guard !bits.overran, bits.position <= bits.count else { throw corrupt("runs past its end") }
+        // ALAC has no checksum; a frame whose elements end before its bytes do (other than in
+        // zero padding) was misread.
+        if bits.position < bits.count, unit[(bits.position / 8)...].contains(where: { $0 != 0 }) {
+            throw corrupt("ends \(unit.count - bits.position / 8) bytes before its sample does")
+        }
         guard channelsDone == config.channels else { throw corrupt("\(channelsDone) of \(config.channels) channels") }
         return UnsafeBufferPointer(start: output, count: frames * config.channels)
     }
