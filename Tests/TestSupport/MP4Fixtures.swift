@@ -46,6 +46,8 @@ public enum MP4Fixtures {
 public struct MP4Bytes {
     public var bytes: [UInt8]
 
+    public init(bytes: [UInt8]) { self.bytes = bytes }
+
     public init(path: String) throws {
         guard let data = FileManager.default.contents(atPath: path) else { throw TestSupportError("cannot read \(path)") }
         bytes = [UInt8](data)
@@ -116,5 +118,81 @@ public struct MP4Bytes {
         let container = box(path)!
         bytes.insert(contentsOf: child, at: container.start + container.size)
         for start in starts { bytes.replaceSubrange(start..<start + 4, with: Self.be32(u32(start) + child.count)) }
+    }
+}
+
+extension MP4Bytes {
+    /// A minimal M4A written here: 'ftyp', 'mdat' with `samples`, then 'moov' with one sound
+    /// track whose sample description is `sampleEntry`. Sizes go in 'stz2' (16-bit) when
+    /// `compactSizes`, chunk offsets in 'co64' when `wideOffsets`.
+    public static func movie(sampleEntry: [UInt8], samples: [[UInt8]], durations: [Int], timescale: Int,
+                             samplesPerChunk: Int = 1, wideOffsets: Bool = false, compactSizes: Bool = false) -> [UInt8] {
+        let full = be32(0)
+        let ftyp = box("ftyp", Array("M4A ".utf8) + be32(0) + Array("M4A isom".utf8))
+        let mdat = box("mdat", samples.flatMap { $0 })
+        var offsets: [Int] = []
+        var at = ftyp.count + 8
+        for (i, sample) in samples.enumerated() {
+            if i % samplesPerChunk == 0 { offsets.append(at) }
+            at += sample.count
+        }
+        var runs: [(count: Int, delta: Int)] = []
+        for d in durations {
+            if let last = runs.last, last.delta == d { runs[runs.count - 1].count += 1 } else { runs.append((1, d)) }
+        }
+        let total = durations.reduce(0, +)
+        let stsd = box("stsd", full + be32(1) + sampleEntry)
+        let stts = box("stts", full + be32(runs.count) + runs.flatMap { be32($0.count) + be32($0.delta) })
+        let stsc = box("stsc", full + be32(1) + be32(1) + be32(samplesPerChunk) + be32(1))
+        let sizes = compactSizes
+            ? box("stz2", full + [0, 0, 0, 16] + be32(samples.count) + samples.flatMap { [UInt8($0.count >> 8), UInt8($0.count & 0xFF)] })
+            : box("stsz", full + be32(0) + be32(samples.count) + samples.flatMap { be32($0.count) })
+        let chunks = wideOffsets
+            ? box("co64", full + be32(offsets.count) + offsets.flatMap { be32(0) + be32($0) })
+            : box("stco", full + be32(offsets.count) + offsets.flatMap { be32($0) })
+        let stbl = box("stbl", stsd + stts + stsc + sizes + chunks)
+        let mdhd = box("mdhd", full + be32(0) + be32(0) + be32(timescale) + be32(total) + [0x55, 0xC4, 0, 0])
+        let hdlr = box("hdlr", full + be32(0) + Array("soun".utf8) + [UInt8](repeating: 0, count: 13))
+        let mdia = box("mdia", mdhd + hdlr + box("minf", stbl))
+        let mvhd = box("mvhd", full + be32(0) + be32(0) + be32(timescale) + be32(total) + [UInt8](repeating: 0, count: 80))
+        return ftyp + mdat + box("moov", mvhd + box("trak", mdia))
+    }
+
+    /// An 'alac' sample entry with its magic cookie.
+    public static func alacEntry(bits: Int, channels: Int, sampleRate: Int, frameLength: Int) -> [UInt8] {
+        let cookie = be32(frameLength) + [0, UInt8(bits), 40, 10, 14, UInt8(channels), 0, 255] + be32(0) + be32(0) + be32(sampleRate)
+        let audio = [UInt8](repeating: 0, count: 6) + [0, 1] + [UInt8](repeating: 0, count: 8)
+            + [0, UInt8(channels), 0, UInt8(min(bits, 24))] + be32(0) + be32(min(sampleRate, 65535) << 16)
+        return box("alac", audio + box("alac", be32(0) + cookie))
+    }
+
+    /// One ALAC frame stored uncompressed (the encoder's escape for frames that do not
+    /// compress): interleaved samples at full depth, right-justified `bits` each.
+    public static func uncompressedALACFrame(_ samples: ArraySlice<Int32>, channels: Int, bits: Int, frameLength: Int) -> [UInt8] {
+        var out: [UInt8] = []
+        var accumulator: UInt64 = 0
+        var pending = 0
+        func put(_ value: UInt64, _ n: Int) {
+            for i in stride(from: n - 1, through: 0, by: -1) {
+                accumulator = accumulator << 1 | (value >> UInt64(i) & 1)
+                pending += 1
+                if pending == 8 {
+                    out.append(UInt8(accumulator & 0xFF))
+                    accumulator = 0
+                    pending = 0
+                }
+            }
+        }
+        let frames = samples.count / channels
+        let partial = frames != frameLength
+        put(channels == 2 ? 1 : 0, 3)              // CPE or SCE
+        put(0, 4)                                   // element instance
+        put(0, 12)                                  // unused
+        put((partial ? 8 : 0) | 1, 4)              // partial frame, no bytes shifted, escaped
+        if partial { put(UInt64(frames), 32) }
+        for s in samples { put(UInt64(UInt32(bitPattern: s)) & ((1 << UInt64(bits)) - 1), bits) }
+        put(7, 3)                                   // END
+        if pending > 0 { put(0, 8 - pending) }
+        return out
     }
 }

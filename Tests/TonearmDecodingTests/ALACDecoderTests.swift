@@ -67,3 +67,33 @@ final class ALACDecoderTests: XCTestCase {
         XCTAssertThrowsError(try decoder.seek(toFrame: frames + 1))
     }
 }
+
+extension ALACDecoderTests {
+    /// ffmpeg writes ALAC at 16 and 24 bits only; 20- and 32-bit streams are built here from
+    /// uncompressed frames, in a file whose sizes are in 'stz2' and chunk offsets in 'co64'.
+    func testTwentyAndThirtyTwoBitStreamsDecodeExactly() throws {
+        for (bits, channels) in [(20, 2), (32, 2), (20, 1), (32, 1)] {
+            let frames = 10000, frameLength = 4096
+            let samples = MP4Fixtures.signal(frames: frames, channels: channels, bits: bits, sampleRate: 48000)
+            var units: [[UInt8]] = []
+            var durations: [Int] = []
+            for start in stride(from: 0, to: frames, by: frameLength) {
+                let end = min(frames, start + frameLength)
+                units.append(MP4Bytes.uncompressedALACFrame(samples[(start * channels)..<(end * channels)], channels: channels,
+                                                             bits: bits, frameLength: frameLength))
+                durations.append(end - start)
+            }
+            let movie = MP4Bytes.movie(sampleEntry: MP4Bytes.alacEntry(bits: bits, channels: channels, sampleRate: 48000, frameLength: frameLength),
+                                       samples: units, durations: durations, timescale: 48000, samplesPerChunk: 2,
+                                       wideOffsets: true, compactSizes: true)
+            let file = directory.file("\(bits)-\(channels).m4a")
+            try MP4Bytes(bytes: movie).write(to: file)
+            let decoder = try Decoders.open(path: file)
+            XCTAssertEqual(decoder.info.format, StreamFormat(sampleRate: 48000, channels: channels, bitsPerSample: bits))
+            XCTAssertEqual(decoder.info.totalFrames, frames)
+            XCTAssertTrue(try decodeAll(decoder) == leftJustified(samples, bits: bits), "\(bits)-bit \(channels) ch")
+            try decoder.seek(toFrame: 8191)
+            XCTAssertEqual(try XCTUnwrap(decoder.nextBlock()).first, leftJustified(samples, bits: bits)[8191 * channels])
+        }
+    }
+}
