@@ -174,5 +174,51 @@ final class MP4DemuxerTests: XCTestCase {
             XCTAssertTrue("\(error)".contains("corrupt audio"), "\(error)")
         }
         XCTAssertEqual(decoded, 44100, "a corrupt frame is replaced by silence of its length")
+
+        // A corrupt frame whose table says it lasts a day is not made a day of silence.
+        var long = try MP4Bytes(path: file)
+        try long.patch(["moov", "trak", "mdia", "minf", "stbl", "stts"], at: 20, to: 0x7FFF_FFFF)
+        long.bytes[try XCTUnwrap(long.box(["mdat"])).start + 8] = 0xA0
+        try long.write(to: file)
+        XCTAssertThrowsError(try decodeAll(Decoders.open(path: file))) { error in
+            XCTAssertTrue("\(error)".contains("sample 0 lasts 2147483647 frames"), "\(error)")
+        }
+    }
+}
+
+extension MP4DemuxerTests {
+    /// Bytes changed at random, half of them in 'moov', many times over: each file opens and
+    /// plays, or fails with a `DecodeError` naming it; none crashes or hangs.
+    func testRandomDamageNeverCrashes() throws {
+        for codec in ["aac", "alac"] {
+            let file = try MP4Fixtures.encode(MP4Fixtures.signal(frames: 9000), to: directory.file("fuzz-\(codec).m4a"), codec: codec,
+                                              arguments: ["-metadata", "title=Fuzz"])
+            let original = try MP4Bytes(path: file)
+            let moov = try XCTUnwrap(original.box(["moov"]))
+            var random = SeededRandom(seed: codec == "aac" ? 21 : 22)
+            let damaged = directory.file("damaged-\(codec).m4a")
+            var played = 0, refused = 0
+            for _ in 0..<200 {
+                var bytes = original
+                for _ in 0..<(1 + Int(random.next() % 4)) {
+                    let inMoov = random.next() % 2 == 0
+                    let at = inMoov ? moov.start + Int(random.next() % UInt64(moov.size)) : Int(random.next() % UInt64(bytes.bytes.count))
+                    bytes.bytes[at] = random.next() % 3 == 0 ? 0xFF : UInt8(truncatingIfNeeded: random.next())
+                }
+                try bytes.write(to: damaged)
+                do {
+                    let decoder = try Decoders.open(path: damaged)
+                    while try decoder.nextBlock() != nil {}
+                    if let total = decoder.info.totalFrames, total > 0 { try decoder.seek(toFrame: total / 2) }
+                    _ = try Decoders.metadata(fd: open(damaged, O_RDONLY), path: damaged)
+                    played += 1
+                } catch {
+                    XCTAssertTrue("\(error)".hasPrefix(damaged + ": "), "\(error)")
+                    refused += 1
+                }
+            }
+            XCTAssertEqual(played + refused, 200, codec)
+            XCTAssertGreaterThan(refused, 0, codec)
+        }
     }
 }

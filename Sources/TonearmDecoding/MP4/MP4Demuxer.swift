@@ -366,6 +366,7 @@ struct MP4Demuxer {
             guard !overflow, product <= Int(UInt32.max) * 4096 else { throw corrupt("'stts' durations overflow") }
             table.timeRuns.append((n, run.delta, timed, tick))
             tick += product
+            guard tick <= 1 << 48 else { throw corrupt("'stts' durations add up to more than \(1 << 48) ticks") }
             timed += n
         }
         count = min(count, timed)

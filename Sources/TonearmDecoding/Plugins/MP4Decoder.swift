@@ -177,6 +177,10 @@ public final class MP4Decoder: AudioDecoder, DecoderPlugIn {
             errorCounts.unparseable += 1
             let frames = span.timeline(table.tick(of: index + 1), timescale: timescale)
                 - span.timeline(table.tick(of: index), timescale: timescale)
+            // No codec's unit lasts longer than ALAC's longest frame.
+            guard frames <= 65536 else {
+                throw DecodeError(path: path, reason: .badMetadata("sample \(index) lasts \(frames) frames"))
+            }
             let count = max(0, frames) * codec.format.channels
             if silence.count < count { silence = [Int32](repeating: 0, count: count) }
             return silence.withUnsafeBufferPointer { UnsafeBufferPointer(rebasing: $0[0..<count]) }
@@ -195,7 +199,7 @@ public final class MP4Decoder: AudioDecoder, DecoderPlugIn {
             nextSample = table.sampleCount
             return
         }
-        var index = table.sample(containing: target * timescale / codec.format.sampleRate)
+        var index = table.sample(containing: rescale(target, from: codec.format.sampleRate, to: timescale))
         while index > 0 && span.timeline(table.tick(of: index), timescale: timescale) > target { index -= 1 }
         while index + 1 < table.sampleCount && span.timeline(table.tick(of: index + 1), timescale: timescale) <= target { index += 1 }
         try codec.reset()
@@ -217,18 +221,18 @@ struct MusicSpan {
         self.rate = rate
         let table = movie.table
         let ticks = movie.timescale
-        func timeline(_ tick: Int) -> Int { ticks == rate ? tick : tick * rate / max(1, ticks) }
+        func timeline(_ tick: Int) -> Int { rescale(tick, from: ticks, to: rate) }
         var start = 0
         var end = timeline(table.totalTicks)
         if let gapless = movie.tags.gapless {
             start = gapless.priming
             end = min(end, gapless.priming + gapless.frames)
         } else if let edit = movie.edit {
-            start = timeline(edit.mediaTime)
-            if edit.duration > 0, movie.movieTimescale > 0 {
+            start = timeline(min(edit.mediaTime, table.totalTicks))
+            if edit.duration > 0, movie.movieTimescale > 0, edit.mediaTime < table.totalTicks {
                 // The edit's length is in the movie's ticks, often milliseconds: it shortens
                 // the music only where it is exact or clearly shorter than the samples.
-                let lasts = edit.duration * ticks / movie.movieTimescale
+                let lasts = rescale(edit.duration, from: movie.movieTimescale, to: ticks)
                 let tolerance = movie.movieTimescale == ticks ? 0 : ticks / movie.movieTimescale + 1
                 if edit.mediaTime + lasts + tolerance < table.totalTicks {
                     end = min(end, timeline(edit.mediaTime + lasts))
@@ -241,7 +245,17 @@ struct MusicSpan {
         self.end = max(end, start)
     }
 
-    func timeline(_ tick: Int, timescale: Int) -> Int { timescale == rate ? tick : tick * rate / max(1, timescale) }
+    func timeline(_ tick: Int, timescale: Int) -> Int { rescale(tick, from: timescale, to: rate) }
+}
+
+/// `value` (≥ 0) counted at `from` per second, counted at `to` per second, rounded down; huge
+/// values stop at `Int.max / 4` instead of overflowing.
+func rescale(_ value: Int, from: Int, to: Int) -> Int {
+    guard from != to else { return value }
+    guard from > 0, to >= 0, value >= 0 else { return 0 }
+    let (high, low) = value.multipliedFullWidth(by: to)
+    guard high < from else { return Int.max / 4 }
+    return min(from.dividingFullWidth((high, low)).quotient, Int.max / 4)
 }
 
 /// The fields of an MPEG-4 AudioSpecificConfig that say the format.
