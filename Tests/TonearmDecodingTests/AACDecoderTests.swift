@@ -31,7 +31,10 @@ final class AACDecoderTests: XCTestCase {
             XCTAssertEqual(decoder.info.codec, "AAC")
             XCTAssertEqual(decoder.info.format, StreamFormat(sampleRate: 44100, channels: channels, bitsPerSample: 16))
             XCTAssertEqual(decoder.info.totalFrames, frames)
-            let decoded = try decodeAll(decoder)
+            XCTAssertEqual(decoder.position, 0)
+            let first = try XCTUnwrap(try decoder.nextBlock())
+            XCTAssertEqual(decoder.position, first.count / channels)
+            let decoded = Array(first) + (try decodeAll(decoder))
             XCTAssertEqual(decoded.count, frames * channels, "exactly the music, \(channels) ch")
             // faad writes a mono stream as two identical channels.
             let stereo = try MP4Fixtures.faadReference(file)

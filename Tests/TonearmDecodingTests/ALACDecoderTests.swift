@@ -32,9 +32,11 @@ final class ALACDecoderTests: XCTestCase {
             XCTAssertEqual(decoder.info.codec, "ALAC")
             XCTAssertEqual(decoder.info.format, StreamFormat(sampleRate: rate, channels: channels, bitsPerSample: bits))
             XCTAssertEqual(decoder.info.totalFrames, frames)
+            XCTAssertEqual(decoder.position, 0)
             let decoded = try decodeAll(decoder)
             XCTAssertEqual(decoded.count, samples.count, "\(bits)-bit \(channels) ch")
             XCTAssertTrue(decoded == leftJustified(samples, bits: bits), "\(bits)-bit \(channels) ch is bit-exact")
+            XCTAssertEqual(decoder.position, frames)
         }
     }
 
@@ -94,6 +96,34 @@ extension ALACDecoderTests {
             XCTAssertTrue(try decodeAll(decoder) == leftJustified(samples, bits: bits), "\(bits)-bit \(channels) ch")
             try decoder.seek(toFrame: 8191)
             XCTAssertEqual(try XCTUnwrap(decoder.nextBlock()).first, leftJustified(samples, bits: bits)[8191 * channels])
+        }
+    }
+}
+
+extension ALACDecoderTests {
+    /// A track whose media ticks are not frames (here two frames a tick): lengths, the decode
+    /// and seeks still count frames.
+    func testATimescaleOtherThanTheSampleRateCountsFrames() throws {
+        let frames = 9000, frameLength = 4096
+        let samples = MP4Fixtures.signal(frames: frames, channels: 2, bits: 20, sampleRate: 48000)
+        var units: [[UInt8]] = []
+        var ticks: [Int] = []
+        for start in stride(from: 0, to: frames, by: frameLength) {
+            let end = min(frames, start + frameLength)
+            units.append(MP4Bytes.uncompressedALACFrame(samples[(start * 2)..<(end * 2)], channels: 2, bits: 20, frameLength: frameLength))
+            ticks.append((end - start) / 2)
+        }
+        let file = directory.file("ticks.m4a")
+        try MP4Bytes(bytes: MP4Bytes.movie(sampleEntry: MP4Bytes.alacEntry(bits: 20, channels: 2, sampleRate: 48000, frameLength: frameLength),
+                                           samples: units, durations: ticks, timescale: 24000)).write(to: file)
+        let decoder = try Decoders.open(path: file)
+        XCTAssertEqual(decoder.info.totalFrames, frames)
+        let expected = leftJustified(samples, bits: 20)
+        XCTAssertTrue(try decodeAll(decoder) == expected)
+        for target in [5000, 4096, 4095, 0] {
+            try decoder.seek(toFrame: target)
+            let block = try XCTUnwrap(try decoder.nextBlock())
+            XCTAssertTrue(Array(block) == Array(expected[(target * 2)..<(target * 2 + block.count)]), "seek to \(target)")
         }
     }
 }

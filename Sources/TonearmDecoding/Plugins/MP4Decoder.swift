@@ -81,9 +81,14 @@ public final class MP4Decoder: AudioDecoder, DecoderPlugIn {
     private var nextOffset: UInt64?
     /// Timeline frames before this are not returned (the music's start, or a seek's target).
     private var firstWanted: Int
-    /// A block decoded at open, returned by the first `nextBlock`.
+    /// A block decoded at open, returned by the first `nextBlock`, and its first frame.
     private var pending: UnsafeBufferPointer<Int32>?
-    public private(set) var position = 0
+    private var pendingStart = 0
+    /// The music frame after the last one decoded.
+    private var decodedEnd = 0
+
+    /// The frame index of the first frame the next `nextBlock()` returns.
+    public var position: Int { pending != nil ? pendingStart : decodedEnd }
 
     private init(source: ByteSource, keepPictureData: Bool) throws(DecodeError) {
         path = source.name
@@ -148,7 +153,8 @@ public final class MP4Decoder: AudioDecoder, DecoderPlugIn {
             let count = frames.count / channels
             let lo = max(start, firstWanted), hi = min(start + count, span.end)
             guard lo < hi else { continue }
-            position = hi - span.start
+            pendingStart = lo - span.start
+            decodedEnd = hi - span.start
             return UnsafeBufferPointer(rebasing: frames[((lo - start) * channels)..<((hi - start) * channels)])
         }
         return nil
@@ -166,7 +172,7 @@ public final class MP4Decoder: AudioDecoder, DecoderPlugIn {
             got += n
         }
         guard got == size else {
-            throw DecodeError(path: path, reason: .truncated(decodedFrames: position, expectedFrames: span.frames))
+            throw DecodeError(path: path, reason: .truncated(decodedFrames: decodedEnd, expectedFrames: span.frames))
         }
         nextOffset = offset + UInt64(size)
         for i in size..<(size + 8) { unit[i] = 0 }
@@ -191,7 +197,7 @@ public final class MP4Decoder: AudioDecoder, DecoderPlugIn {
     public func seek(toFrame frame: Int) throws(DecodeError) {
         guard frame >= 0, frame <= span.frames else { throw DecodeError(path: path, reason: .seekFailed(frame: frame)) }
         pending = nil
-        position = frame
+        decodedEnd = frame
         let target = span.start + frame
         firstWanted = target
         nextOffset = nil
