@@ -140,3 +140,53 @@ final class AACDecoderTests: XCTestCase {
         XCTAssertThrowsError(try decoder.seek(toFrame: frames + 1))
     }
 }
+
+extension AACDecoderTests {
+    /// A raw ADTS stream (.aac, no MP4 around it): all that libfaad gives, as the `faad` CLI
+    /// writes it, and seeks land on the frame asked for.
+    func testAnADTSStreamEqualsTheReferenceDecoder() throws {
+        let frames = 2 * 44100 + 77
+        let m4a = try MP4Fixtures.encode(MP4Fixtures.signal(frames: frames, seed: 4), to: directory.file("adts.m4a"), codec: "aac",
+                                         arguments: ["-aac_pns", "0"])
+        let file = directory.file("plain.aac")
+        try runChecked("ffmpeg", ["-v", "error", "-y", "-i", m4a, "-c:a", "copy", "-f", "adts", file])
+        let decoder = try Decoders.open(path: file)
+        XCTAssertEqual(decoder.info.codec, "AAC")
+        XCTAssertEqual(decoder.info.format, StreamFormat(sampleRate: 44100, channels: 2, bitsPerSample: 16))
+        let units = (frames + 1024 + 1023) / 1024
+        XCTAssertEqual(decoder.info.totalFrames, (units - 1) * 1024, "every frame but the first, padding included")
+        let decoded = try decodeAll(decoder)
+        XCTAssertEqual(decoded.count, (units - 1) * 1024 * 2)
+        XCTAssertTrue(decoded == (try MP4Fixtures.faadReference(file)), "equals faad's output")
+        XCTAssertTrue(Array(decoded.prefix(frames * 2)) == (try decodeAll(Decoders.open(path: m4a))), "the music as in MP4")
+        for target in [50000, 1024, 3] {
+            try decoder.seek(toFrame: target)
+            let block = try XCTUnwrap(try decoder.nextBlock())
+            XCTAssertTrue(Array(block) == Array(decoded[(target * 2)..<(target * 2 + block.count)]), "seek to \(target)")
+        }
+
+        // An ID3v2 tag in front is skipped; a frame cut short at the end is dropped.
+        var bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: file)))
+        bytes.removeLast(3)
+        let tagged = directory.file("tagged.aac")
+        try Data(Array("ID3".utf8) + [3, 0, 0, 0, 0, 0, 20] + [UInt8](repeating: 0, count: 20) + bytes).write(to: URL(fileURLWithPath: tagged))
+        let cut = try decodeAll(Decoders.open(path: tagged))
+        XCTAssertEqual(cut.count, (units - 2) * 1024 * 2)
+        XCTAssertTrue(cut == Array(decoded.prefix(cut.count)))
+
+        // Damaged at random: it plays (what is left of it) or fails with a DecodeError.
+        var random = SeededRandom(seed: 31)
+        let damaged = directory.file("damaged.aac")
+        for _ in 0..<100 {
+            var copy = bytes
+            for _ in 0..<3 { copy[Int(random.next() % UInt64(copy.count))] = UInt8(truncatingIfNeeded: random.next()) }
+            try Data(copy).write(to: URL(fileURLWithPath: damaged))
+            do {
+                let decoder = try Decoders.open(path: damaged)
+                while try decoder.nextBlock() != nil {}
+            } catch {
+                XCTAssertTrue("\(error)".hasPrefix(damaged + ": "), "\(error)")
+            }
+        }
+    }
+}

@@ -49,6 +49,8 @@ struct MP4SampleTable {
     /// Ticks of all samples together.
     var totalTicks = 0
     var largestSample = 0
+    /// Bytes in front of each sample's access unit (an ADTS header); 0 in MP4.
+    var unitHeaderSize = 0
 
     func size(of sample: Int) -> Int { fixedSize > 0 ? fixedSize : Int(sizes[sample]) }
 

@@ -16,15 +16,15 @@ protocol MP4Codec: AnyObject {
 }
 
 /// MP4/M4A files: AAC through libfaad (`AACDecoder`) and Apple Lossless (`ALACDecoder`),
-/// chosen by the track's sample description, behind one plug-in that owns the demuxer.
+/// chosen by the track's sample description, behind one plug-in that owns the demuxer; and
+/// raw ADTS `.aac` streams (`ADTSFrames`), whose frames make the same sample table.
 ///
 /// The frames are exactly the music: the encoder's priming and padding are cut by the iTunes
 /// gapless tag (iTunSMPB) or, without it, the track's edit list (whose media time is the
 /// priming, as ffmpeg and Apple write it), and `totalFrames` is the music's exact length.
 /// Seeks are sample-accurate: the unit holding the frame is found from the time-to-sample
 /// table, and AAC decodes the unit before it first, for the overlap of its transform.
-/// A corrupt unit is played as silence of its length and counted in `errorCounts`; plain
-/// ADTS `.aac` files (no MP4 container) are refused as unsupported.
+/// A corrupt unit is played as silence of its length and counted in `errorCounts`.
 public final class MP4Decoder: AudioDecoder, DecoderPlugIn {
     /// mpd's name for the decoder of AAC in MP4; Apple Lossless in the same container is
     /// played by the same plug-in.
@@ -32,7 +32,7 @@ public final class MP4Decoder: AudioDecoder, DecoderPlugIn {
     public static let suffixes = ["m4a", "mp4", "aac"]
     public static let mimeTypes = ["audio/mp4", "audio/aac", "audio/x-m4a"]
 
-    public static func recognizes(_ head: FileHead) -> Bool { head.starts(with: "ftyp", at: 4) }
+    public static func recognizes(_ head: FileHead) -> Bool { head.starts(with: "ftyp", at: 4) || ADTSFrames.starts(head.bytes) }
 
     public static func open(_ source: ByteSource, keepPictureData: Bool) throws(DecodeError) -> any AudioDecoder {
         try MP4Decoder(source: source, keepPictureData: keepPictureData)
@@ -120,10 +120,8 @@ public final class MP4Decoder: AudioDecoder, DecoderPlugIn {
     static func parse(_ source: ByteSource, keepPictureData: Bool) throws(DecodeError) -> MP4Movie {
         let head = try Decoders.readHead(source)
         guard !head.bytes.isEmpty else { throw DecodeError(path: source.name, reason: .empty) }
+        if ADTSFrames.starts(head.bytes) { return try ADTSFrames.scan(source, from: UInt64(head.offset)) }
         guard recognizes(head) else {
-            if head.bytes.count >= 2, head.bytes[0] == 0xFF, head.bytes[1] & 0xF6 == 0xF0 {
-                throw DecodeError(path: source.name, reason: .unsupported("ADTS AAC without an MP4 container"))
-            }
             throw DecodeError(path: source.name, reason: .notFormat("not an MP4 file (no 'ftyp' box)"))
         }
         var demuxer = try MP4Demuxer(source: source, keepPictureData: keepPictureData)
@@ -177,7 +175,7 @@ public final class MP4Decoder: AudioDecoder, DecoderPlugIn {
         nextOffset = offset + UInt64(size)
         for i in size..<(size + 8) { unit[i] = 0 }
         do {
-            return try codec.decode(UnsafeRawBufferPointer(rebasing: unit[0..<size]))
+            return try codec.decode(UnsafeRawBufferPointer(rebasing: unit[min(table.unitHeaderSize, size)..<size]))
         } catch {
             guard case .decoder = error.reason else { throw error }
             errorCounts.unparseable += 1
