@@ -145,7 +145,8 @@ extension AACDecoderTests {
     /// A raw ADTS stream (.aac, no MP4 around it): all that libfaad gives, as the `faad` CLI
     /// writes it, and seeks land on the frame asked for.
     func testAnADTSStreamEqualsTheReferenceDecoder() throws {
-        let frames = 2 * 44100 + 77
+        // Long enough (about 100 kB) that the scan reads its headers in more than one go.
+        let frames = 6 * 44100 + 77
         let m4a = try MP4Fixtures.encode(MP4Fixtures.signal(frames: frames, seed: 4), to: directory.file("adts.m4a"), codec: "aac",
                                          arguments: ["-aac_pns", "0"])
         let file = directory.file("plain.aac")

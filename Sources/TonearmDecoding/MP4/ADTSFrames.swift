@@ -24,11 +24,11 @@ enum ADTSFrames {
         var windowStart = start
         var at = start
         while at + 7 <= length {
-            // Keep at least one whole header in the window.
+            // Only the headers are read: the window starts anew at a header it lacks.
             if at + 9 > windowStart + UInt64(window.count) {
-                window.removeFirst(Int(at - windowStart))
+                try source.seek(to: at)
                 windowStart = at
-                window += try source.readUpTo(1 << 16)
+                window = try source.readUpTo(1 << 16)
                 if window.count < 7 { break }
             }
             let h = Int(at - windowStart)

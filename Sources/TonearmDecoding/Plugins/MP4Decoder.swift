@@ -216,7 +216,7 @@ public final class MP4Decoder: AudioDecoder, DecoderPlugIn {
 struct MusicSpan {
     var start: Int
     var end: Int
-    /// The decoded rate's frames per media tick, as a ratio.
+    /// Decoded frames per second.
     var rate: Int
 
     var frames: Int { end - start }
