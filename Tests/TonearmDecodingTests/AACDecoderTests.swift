@@ -191,3 +191,19 @@ extension AACDecoderTests {
         }
     }
 }
+
+extension AACDecoderTests {
+    /// 5.1 comes out in WAV order (front left, right, centre, LFE, back left, right), as faad
+    /// writes it.
+    func testFivePointOneIsInWAVOrderAsTheReferenceWritesIt() throws {
+        let frames = 30000
+        let file = try MP4Fixtures.encode(MP4Fixtures.signal(frames: frames, channels: 6), to: directory.file("six.m4a"), codec: "aac",
+                                          channels: 6, arguments: ["-b:a", "384k"])
+        let decoder = try Decoders.open(path: file)
+        XCTAssertEqual(decoder.info.format.channels, 6)
+        let decoded = try decodeAll(decoder)
+        XCTAssertEqual(decoded.count, frames * 6)
+        let reference = try MP4Fixtures.faadReference(file)
+        XCTAssertTrue(decoded == Array(reference.prefix(decoded.count)))
+    }
+}
