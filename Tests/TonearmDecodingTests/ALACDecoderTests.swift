@@ -22,9 +22,10 @@ final class ALACDecoderTests: XCTestCase {
 
     private func leftJustified(_ samples: [Int32], bits: Int) -> [Int32] { samples.map { $0 << Int32(32 - bits) } }
 
-    func testSixteenAndTwentyFourBitMonoAndStereoDecodeExactly() throws {
+    func testSixteenAndTwentyFourBitStreamsDecodeExactly() throws {
         // Odd lengths: the last ALAC frame is a partial one.
-        for (bits, channels, rate, frames) in [(16, 2, 44100, 44100 + 777), (16, 1, 48000, 20001), (24, 2, 96000, 30011), (24, 1, 44100, 4096 * 3)] {
+        for (bits, channels, rate, frames) in [(16, 2, 44100, 44100 + 777), (16, 1, 48000, 20001), (24, 2, 96000, 30011), (24, 1, 44100, 4096 * 3),
+                                               (16, 6, 48000, 10001), (24, 3, 44100, 5000), (16, 7, 44100, 5000)] {
             let samples = MP4Fixtures.signal(frames: frames, channels: channels, bits: bits, sampleRate: rate)
             let file = try MP4Fixtures.encode(samples, to: directory.file("\(bits)-\(channels).m4a"), codec: "alac",
                                               sampleRate: rate, channels: channels, bits: bits)

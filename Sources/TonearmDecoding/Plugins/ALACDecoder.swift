@@ -6,7 +6,8 @@ import TonearmAudio
 /// Each channel of a frame is coded as residuals in an adaptive Golomb-Rice code, run
 /// through an adaptive FIR predictor whose coefficients follow the signal; a stereo pair is
 /// coded as a weighted mid/side mix; at 24 and 32 bits the low bytes travel uncoded beside it.
-/// Mono and stereo streams are played; more channels are refused as unsupported.
+/// Up to 8 channels: their elements come centre first (C, L R, Ls Rs, LFE for 5.1) and are
+/// put in WAV order (tested up to 7 channels, the most ffmpeg writes).
 final class ALACDecoder: MP4Codec {
     /// The ALACSpecificConfig of the 'alac' magic cookie.
     struct Config {
@@ -43,6 +44,15 @@ final class ALACDecoder: MP4Codec {
     private let coefficientsU: UnsafeMutablePointer<Int16>
     private let coefficientsV: UnsafeMutablePointer<Int16>
     private let output: UnsafeMutablePointer<Int32>
+    /// For each channel in element order, its place in the output frame.
+    private let place: [Int]
+
+    /// ALAC's channel layouts by count, in element order, as places in WAV order: 6.1 is
+    /// C L R Ls Rs Cs LFE (its surrounds taken as back left and right, as ffmpeg does), 7.1 is
+    /// C Lc Rc L R Ls Rs LFE.
+    static let places: [[Int]] = [
+        [0], [0, 1], [2, 0, 1], [2, 0, 1, 3], [2, 0, 1, 3, 4], [2, 0, 1, 4, 5, 3], [2, 0, 1, 4, 5, 6, 3], [2, 6, 7, 0, 1, 4, 5, 3],
+    ]
 
     init(path: String, cookie: [UInt8]) throws(DecodeError) {
         self.path = path
@@ -52,7 +62,7 @@ final class ALACDecoder: MP4Codec {
         guard [16, 20, 24, 32].contains(config.bitDepth) else {
             throw DecodeError(path: path, reason: .unsupported("ALAC at \(config.bitDepth) bits"))
         }
-        guard (1...2).contains(config.channels) else {
+        guard (1...8).contains(config.channels) else {
             throw DecodeError(path: path, reason: .unsupported("ALAC with \(config.channels) channels"))
         }
         guard (1...65536).contains(config.frameLength), config.kb <= 31, config.sampleRate > 0 else {
@@ -68,6 +78,7 @@ final class ALACDecoder: MP4Codec {
         coefficientsU = .allocate(capacity: 32)
         coefficientsV = .allocate(capacity: 32)
         output = .allocate(capacity: n * config.channels)
+        place = Self.places[config.channels - 1]
     }
 
     deinit {
@@ -192,6 +203,7 @@ final class ALACDecoder: MP4Codec {
         let justify = Int32(32 - config.bitDepth)
         let lowShift = Int32(shift)
         let stride = config.channels
+        let left = place[firstChannel], right = pair ? place[firstChannel + 1] : 0
         if pair {
             for i in 0..<frames {
                 var l = mixU[i], r = mixV[i]
@@ -203,14 +215,14 @@ final class ALACDecoder: MP4Codec {
                     l = (l &<< lowShift) | Int32(bitPattern: lowBytes[2 * i])
                     r = (r &<< lowShift) | Int32(bitPattern: lowBytes[2 * i + 1])
                 }
-                output[i * stride + firstChannel] = l &<< justify
-                output[i * stride + firstChannel + 1] = r &<< justify
+                output[i * stride + left] = l &<< justify
+                output[i * stride + right] = r &<< justify
             }
         } else {
             for i in 0..<frames {
                 var s = mixU[i]
                 if shift > 0 { s = (s &<< lowShift) | Int32(bitPattern: lowBytes[i]) }
-                output[i * stride + firstChannel] = s &<< justify
+                output[i * stride + left] = s &<< justify
             }
         }
         return frames
