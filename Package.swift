@@ -23,6 +23,7 @@ let package = Package(
     targets: [
         systemLibrary("CALSA", pkgConfig: "alsa", apt: "libasound2-dev"),
         systemLibrary("CFLAC", pkgConfig: "flac", apt: "libflac-dev"),
+        systemLibrary("CFAAD", pkgConfig: "faad2", apt: "libfaad-dev"),
         systemLibrary("CVorbisFile", pkgConfig: "vorbisfile", apt: "libvorbis-dev"),
         systemLibrary("COpusFile", pkgConfig: "opusfile", apt: "libopusfile-dev"),
         systemLibrary("CGPIOD", pkgConfig: "libgpiod", apt: "libgpiod-dev"),
@@ -39,7 +40,7 @@ let package = Package(
         .target(name: "TonearmAudio"),
         // The decoder seam: one protocol for every format, each format a plug-in (one file per
         // decoder); tags and pictures into one track model.
-        .target(name: "TonearmDecoding", dependencies: ["CFLAC", "CMPG123", "COpusFile", "CVorbisFile", "TonearmAudio", "TonearmSystem"]),
+        .target(name: "TonearmDecoding", dependencies: ["CFAAD", "CFLAC", "CMPG123", "COpusFile", "CVorbisFile", "TonearmAudio", "TonearmSystem"]),
         // alsa-lib: one PCM device, negotiated and written to.
         .target(name: "TonearmALSA", dependencies: ["CALSA", "TonearmAudio"]),
         // Decoder thread, output thread and the pipeline between them.
