@@ -2,23 +2,12 @@ import Foundation
 
 /// MP3 fixtures made at test time: a known 16-bit signal written as WAV, encoded by `lame`.
 public enum MP3Fixture {
-    /// A plain 16-bit PCM WAV of interleaved, right-justified samples.
-    public static func writeWAV(_ samples: [Int32], channels: Int, sampleRate: Int, to path: String) throws {
-        func le16(_ v: Int) -> [UInt8] { [UInt8(v & 0xFF), UInt8((v >> 8) & 0xFF)] }
-        func le32(_ v: Int) -> [UInt8] { le16(v & 0xFFFF) + le16((v >> 16) & 0xFFFF) }
-        let body = packLittleEndian(samples, bytesPerSample: 2, shift: 0)
-        let fmt = le16(1) + le16(channels) + le32(sampleRate) + le32(sampleRate * channels * 2) + le16(channels * 2) + le16(16)
-        let header = Array("RIFF".utf8) + le32(4 + 8 + fmt.count + 8 + body.count) + Array("WAVE".utf8)
-            + Array("fmt ".utf8) + le32(fmt.count) + fmt + Array("data".utf8) + le32(body.count)
-        try Data(header + body).write(to: URL(fileURLWithPath: path))
-    }
-
     /// Encodes `samples` with `lame` (`arguments` such as ["-b", "192"] or ["-V", "2"], and
     /// tag options) into `path`, and returns `path`.
     @discardableResult
     public static func encode(_ samples: [Int32], channels: Int, sampleRate: Int, to path: String, arguments: [String]) throws -> String {
         let wav = path + ".in.wav"
-        try writeWAV(samples, channels: channels, sampleRate: sampleRate, to: wav)
+        try WAVFile.write(samples, channels: channels, sampleRate: sampleRate, to: wav)
         defer { try? FileManager.default.removeItem(atPath: wav) }
         try runChecked("lame", ["--quiet"] + arguments + [wav, path], timeout: 300)
         return path

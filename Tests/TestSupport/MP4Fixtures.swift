@@ -3,21 +3,13 @@ import Foundation
 /// MP4/M4A fixtures: PCM made here, encoded by ffmpeg (AAC or ALAC), decoded by the `faad`
 /// reference decoder, and edited box by box to make the cases a tagger or a broken file makes.
 public enum MP4Fixtures {
-    /// Writes `samples` (interleaved, right-justified, `bits` 16 or 24) as a WAV file.
-    public static func writeWAV(_ samples: [Int32], to path: String, sampleRate: Int, channels: Int, bits: Int) throws {
-        let bytesPerSample = bits / 8
-        let body = packLittleEndian(samples, bytesPerSample: bytesPerSample, shift: 0)
-        let header = WAVFile.header(channels: channels, sampleRate: sampleRate, containerBits: bits, validBits: bits, dataBytes: body.count)
-        try Data(header + body).write(to: URL(fileURLWithPath: path))
-    }
-
     /// Encodes `samples` with ffmpeg to `path`: `codec` "aac" or "alac", plus `arguments`
     /// (tags, bit rate, movflags…) before the output name.
     @discardableResult
     public static func encode(_ samples: [Int32], to path: String, codec: String, sampleRate: Int = 44100, channels: Int = 2,
                               bits: Int = 16, arguments: [String] = [], inputs: [String] = []) throws -> String {
         let wav = path + ".in.wav"
-        try writeWAV(samples, to: wav, sampleRate: sampleRate, channels: channels, bits: bits)
+        try WAVFile.write(samples, channels: channels, sampleRate: sampleRate, bits: bits, to: wav)
         defer { try? FileManager.default.removeItem(atPath: wav) }
         var args = ["-v", "error", "-y", "-i", wav] + inputs.flatMap { ["-i", $0] }
         args += ["-c:a", codec]

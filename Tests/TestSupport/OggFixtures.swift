@@ -3,19 +3,12 @@ import Foundation
 /// Ogg Vorbis and Ogg Opus fixtures: a signal written as a WAV, encoded by `oggenc` or
 /// `opusenc`, and decoded by the reference decoders (`oggdec`, `opusdec --float`).
 public enum OggFixtures {
-    /// Writes right-justified 16-bit `samples` as a plain 16-bit WAV.
-    public static func writeWAV(_ samples: [Int32], channels: Int, sampleRate: Int, to path: String) throws {
-        let body = packLittleEndian(samples, bytesPerSample: 2, shift: 0)
-        let header = WAVFile.header(channels: channels, sampleRate: sampleRate, containerBits: 16, validBits: 16, dataBytes: body.count)
-        try Data(header + body).write(to: URL(fileURLWithPath: path))
-    }
-
     /// Encodes `samples` (right-justified 16-bit) with `oggenc` and returns `path`.
     @discardableResult
     public static func vorbis(_ samples: [Int32], channels: Int, sampleRate: Int, to path: String,
                               arguments: [String] = ["-q", "4"]) throws -> String {
         let wav = path + ".in.wav"
-        try writeWAV(samples, channels: channels, sampleRate: sampleRate, to: wav)
+        try WAVFile.write(samples, channels: channels, sampleRate: sampleRate, to: wav)
         defer { try? FileManager.default.removeItem(atPath: wav) }
         try runChecked("oggenc", ["--quiet"] + arguments + ["-o", path, wav])
         return path
@@ -26,7 +19,7 @@ public enum OggFixtures {
     public static func opus(_ samples: [Int32], channels: Int, sampleRate: Int, to path: String,
                             arguments: [String] = ["--bitrate", "128"]) throws -> String {
         let wav = path + ".in.wav"
-        try writeWAV(samples, channels: channels, sampleRate: sampleRate, to: wav)
+        try WAVFile.write(samples, channels: channels, sampleRate: sampleRate, to: wav)
         defer { try? FileManager.default.removeItem(atPath: wav) }
         try runChecked("opusenc", ["--quiet"] + arguments + [wav, path])
         return path

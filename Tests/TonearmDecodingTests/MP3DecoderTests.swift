@@ -77,7 +77,7 @@ final class MP3DecoderTests: XCTestCase {
     func testLayerIIDecodesAsMpg123Does() throws {
         try XCTSkipUnless(toolsAvailable("ffmpeg"), "ffmpeg makes the Layer II fixture")
         let wav = path("in.wav")
-        try MP3Fixture.writeWAV(signal(frames: 33_333, channels: 2, sampleRate: 48000), channels: 2, sampleRate: 48000, to: wav)
+        try WAVFile.write(signal(frames: 33_333, channels: 2, sampleRate: 48000), channels: 2, sampleRate: 48000, to: wav)
         let file = path("layer2.mp2")
         try runChecked("ffmpeg", ["-hide_banner", "-loglevel", "error", "-y", "-i", wav, "-c:a", "mp2", "-b:a", "192k", file])
         let reference = try MP3Fixture.referenceDecode(file)
