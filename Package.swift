@@ -47,7 +47,7 @@ let package = Package(
         .target(
             name: "TonearmPlayback",
             dependencies: [
-                "CSoxr", "TonearmAudio", "TonearmDecoding", "TonearmALSA", "TonearmSystem",
+                "CSoxr", "TonearmAudio", "TonearmDecoding", "TonearmALSA", "TonearmSystem", "TonearmStreams",
             ]
         ),
         // The pure logic of buttons, encoders and switches, tested on recorded timelines, and
@@ -185,7 +185,7 @@ let package = Package(
             dependencies: [
                 "TonearmPlayer", "TonearmPlayback", "TonearmALSA", "TonearmAudio", "TonearmControlPlane", "TonearmControlSocket", "TonearmNetwork", "TonearmLibrary",
                 "TonearmMPD", "TonearmMPRIS", "TonearmWeb", "TonearmImage", "TonearmConfig", "TonearmSystem", "TonearmSession", "TonearmBoard", "TonearmGPIO",
-                "TonearmInput", "TonearmSerial", "TonearmPCMSessions",
+                "TonearmInput", "TonearmSerial", "TonearmPCMSessions", "TonearmStreams",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "NIOCore", package: "swift-nio"),

@@ -38,7 +38,7 @@ public final class HTTPSource: ByteSource, @unchecked Sendable {
         /// A CA certificate file trusted besides the system's store (a station with a
         /// self-signed certificate); nil: the system's store alone.
         public var caFile: String?
-        public var userAgent = "Tonearm"
+        public var userAgent = "Tonearm/\(HTTPSource.version)"
         /// The reconnection schedule.
         public var backoff = ReconnectBackoff()
         /// A connection that delivered audio for this long resets the back-off.
@@ -46,6 +46,9 @@ public final class HTTPSource: ByteSource, @unchecked Sendable {
 
         public init() {}
     }
+
+    /// Tonearm's version, as the User-Agent says it.
+    public static let version = "0.1"
 
     public let name: String
     public let options: Options

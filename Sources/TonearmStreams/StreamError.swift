@@ -67,6 +67,11 @@ public enum StreamState: Sendable, Equatable, CustomStringConvertible {
     /// was read to its end (`nil`).
     case finished(StreamError?)
 
+    /// Nothing more will come.
+    public var isFinished: Bool {
+        if case .finished = self { true } else { false }
+    }
+
     public var description: String {
         switch self {
         case .connecting: "connecting"
