@@ -92,6 +92,10 @@ public final class HTTPSource: ByteSource, @unchecked Sendable {
     /// Whether anything of the stream has been read.
     public var hasDelivered: Bool { shared.hasDelivered }
 
+    /// How often the transfer paused because the buffer was full (the reader is behind: a
+    /// pause, or a fast server), for diagnostics.
+    public var pauses: Int { shared.pauseCount }
+
     public func read(into buffer: UnsafeMutableRawBufferPointer) throws(DecodeError) -> Int {
         guard buffer.count > 0 else { return 0 }
         let n = try shared.read(into: buffer)
@@ -135,6 +139,7 @@ private final class Shared: @unchecked Sendable {
     /// Set by the reader when it made room while the transfer is paused.
     private var wantsResume = false
     private var paused = false
+    private var pauses = 0
     /// The stream will deliver nothing more (after what is buffered): its end, or a failure.
     private var finished: StreamState?
     private var state = StreamState.connecting
@@ -185,15 +190,16 @@ private final class Shared: @unchecked Sendable {
     var isCancelled: Bool { withLock { cancelled } }
     var currentState: StreamState { withLock { state } }
     var hasDelivered: Bool { withLock { delivered } }
+    var pauseCount: Int { withLock { pauses } }
 
     func cancel(closing: Bool) {
-        let multi = withLock { () -> UnsafeMutableRawPointer? in
+        withLock {
             cancelled = true
             if closing { self.closing = true }
             pthread_cond_broadcast(changed)
-            return self.multi
+            // Under the lock: the stream's thread clears `multi` under it before cleaning up.
+            if closing, let multi { curl_multi_wakeup(multi) }
         }
-        if closing, let multi { curl_multi_wakeup(multi) }
     }
 
     private func cancelledError() -> DecodeError {
@@ -203,15 +209,15 @@ private final class Shared: @unchecked Sendable {
     // MARK: The reader's side
 
     func read(into out: UnsafeMutableRawBufferPointer) throws(DecodeError) -> Int {
-        let (n, resume) = try locked { () throws(DecodeError) -> (Int, UnsafeMutableRawPointer?) in
+        return try locked { () throws(DecodeError) -> Int in
             while true {
                 if cancelled { throw cancelledError() }
                 if readerReady {
                     if buffer.readable > 0 { break }
-                    if buffer.atBoundary { return (0, nil) }
+                    if buffer.atBoundary { return 0 }
                     if case .finished(let error) = finished {
                         if let error { throw DecodeError(path: url, reason: .cannotOpen(error.reason.description)) }
-                        return (0, nil)
+                        return 0
                     }
                 } else if buffer.readable >= buffer.prebuffer || buffer.connectionEnded || finished != nil {
                     readerReady = true
@@ -224,12 +230,10 @@ private final class Shared: @unchecked Sendable {
             // Half the buffer free again: the paused transfer may go on.
             if paused && !wantsResume && buffer.unread <= buffer.capacity / 2 {
                 wantsResume = true
-                return (n, multi)
+                if let multi { curl_multi_wakeup(multi) }
             }
-            return (n, nil)
+            return n
         }
-        if let resume { curl_multi_wakeup(resume) }
-        return n
     }
 
     func rewind(by count: Int) -> Bool { withLock { buffer.rewind(by: count) } }
@@ -443,6 +447,7 @@ private final class Shared: @unchecked Sendable {
         let accepted = withLock { () -> Bool in
             if closing { return true }
             guard buffer.unread == 0 || buffer.unread + bytes.count <= buffer.capacity else {
+                if !paused { pauses += 1 }
                 paused = true
                 return false
             }

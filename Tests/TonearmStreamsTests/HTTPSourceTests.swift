@@ -56,6 +56,30 @@ final class HTTPSourceTests: XCTestCase {
         XCTAssertTrue(log.events.contains(.station(StationInfo(name: "Tonearm Test Radio", genre: "Test", contentType: "audio/flac"))))
     }
 
+    func testAFastStationReadSlowlyIsPausedAndResumedWithoutLosingAByte() throws {
+        // Ten times the buffer: the transfer pauses each time the buffer fills.
+        let big = directory.file("big.flac")
+        let samples = FLACFixture(frames: 10 * 44100, sampleRate: 44100, channels: 2, bitsPerSample: 16, seed: 5).samples()
+        try LibFLACEncoder.write(samples, to: big, sampleRate: 44100, channels: 2, bits: 16)
+        let bytes = Array(try Data(contentsOf: URL(fileURLWithPath: big)))
+        var opts = options()
+        opts.bufferMilliseconds = 100
+        let station = try RadioStation(file: big, arguments: ["--metaint", "5000", "--titles", "Slow - Reader"])
+        let source = HTTPSource(url: station.url("/length"), options: opts)
+        // Nothing read yet: the buffer fills and the transfer pauses.
+        XCTAssertTrue(waitUntil(timeout: 20) { source.pauses > 0 }, "the transfer never paused")
+        var out: [UInt8] = []
+        var chunk = [UInt8](repeating: 0, count: 700)
+        while true {
+            let n = try chunk.withUnsafeMutableBytes { try source.read(into: $0) }
+            if n == 0 { break }
+            out += chunk[..<n]
+        }
+        XCTAssertGreaterThan(bytes.count, 10 * 128 * 1024)
+        XCTAssertEqual(out.count, bytes.count)
+        XCTAssertTrue(out == bytes, "the bytes differ")
+    }
+
     func testChunkedTransferAndARedirectGiveTheSameBytes() throws {
         let station = try RadioStation(file: flac)
         for path in ["/chunked", "/redirect", "/stream"] {
