@@ -12,8 +12,10 @@ import Glibc
 /// - The buffer holds `bufferMilliseconds` of the stream (2 s by default) at its bitrate: the
 ///   station's `icy-br` when it sends one, else 1411 kbit/s for FLAC and WAV (CD audio, the most
 ///   a lossless stereo stream of 16 bits needs) and 320 kbit/s for anything else. Each
-///   connection first fills it (the prebuffer) before `read` returns its first byte; when it is
-///   full the transfer is paused (curl stops reading the socket) until `read` has taken half.
+///   connection first fills it (the prebuffer) before `read` returns its first byte, or waits
+///   `bufferMilliseconds` from its first byte, when the stream is slower than its estimate; when
+///   the buffer is full the transfer is paused (curl stops reading the socket) until `read` has
+///   taken half.
 /// - ICY metadata blocks are taken out of the bytes; titles, the station's headers and the
 ///   connection's state go to `onEvent`, on the stream's thread.
 /// - A connection that drops is an outage, not an end: the thread connects again after a
@@ -146,6 +148,9 @@ private final class Shared: @unchecked Sendable {
     private var delivered = false
     /// The connection whose bytes `read` returns has prebuffered (or ended).
     private var readerReady = false
+    /// When the latest connection's prebuffer has waited long enough: its first bytes and
+    /// `bufferMilliseconds`.
+    private var prebufferDeadline: timespec?
     private var multi: UnsafeMutableRawPointer?
 
     // The stream's thread only.
@@ -219,8 +224,13 @@ private final class Shared: @unchecked Sendable {
                         if let error { throw DecodeError(path: url, reason: .cannotOpen(error.reason.description)) }
                         return 0
                     }
-                } else if buffer.readable >= buffer.prebuffer || buffer.connectionEnded || finished != nil {
+                } else if buffer.readable >= buffer.prebuffer || buffer.connectionEnded || finished != nil
+                            || buffer.readable > 0 && prebufferDeadline.map(Self.hasPassed) == true {
                     readerReady = true
+                    continue
+                } else if var deadline = prebufferDeadline, buffer.readable > 0 {
+                    // A stream slower than its estimate plays after the buffer's time at most.
+                    pthread_cond_timedwait(changed, lock, &deadline)
                     continue
                 }
                 pthread_cond_wait(changed, lock)
@@ -297,11 +307,7 @@ private final class Shared: @unchecked Sendable {
             let delay = backoff.take()
             // The back-off: a wait that `close()` ends.
             withLock {
-                var deadline = timespec()
-                clock_gettime(CLOCK_MONOTONIC, &deadline)
-                let nanoseconds = Int(deadline.tv_nsec) + Int(delay * 1e9)
-                deadline.tv_sec += nanoseconds / 1_000_000_000
-                deadline.tv_nsec = nanoseconds % 1_000_000_000
+                var deadline = Self.deadline(after: delay)
                 while !closing {
                     if pthread_cond_timedwait(changed, lock, &deadline) == ETIMEDOUT { break }
                 }
@@ -334,7 +340,7 @@ private final class Shared: @unchecked Sendable {
         demuxer = nil
         connectionBytes = 0
         capacitySet = false
-        withLock { paused = false; wantsResume = false }
+        withLock { paused = false; wantsResume = false; prebufferDeadline = nil }
         var errorText = [CChar](repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
         let userAgent = options.userAgent
         let requestHeaders = curl_slist_append(nil, "Icy-MetaData: 1")
@@ -478,9 +484,28 @@ private final class Shared: @unchecked Sendable {
         demuxer = station.metadataInterval.map { ICYDemuxer(interval: $0) }
         let kbits = station.bitrate ?? Self.assumedBitrate(contentType: station.contentType)
         let prebuffer = max(16 * 1024, kbits * 1000 / 8 * options.bufferMilliseconds / 1000)
-        withLock { buffer.size(prebuffer: prebuffer) }
+        withLock {
+            buffer.size(prebuffer: prebuffer)
+            prebufferDeadline = Self.deadline(after: Double(options.bufferMilliseconds) / 1000)
+        }
         onEvent(.station(station))
         setState(.playing)
+    }
+
+    /// CLOCK_MONOTONIC (the condition's clock) `seconds` from now.
+    static func deadline(after seconds: Double) -> timespec {
+        var deadline = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &deadline)
+        let nanoseconds = Int(deadline.tv_nsec) + Int(seconds * 1e9)
+        deadline.tv_sec += nanoseconds / 1_000_000_000
+        deadline.tv_nsec = nanoseconds % 1_000_000_000
+        return deadline
+    }
+
+    static func hasPassed(_ deadline: timespec) -> Bool {
+        var now = timespec()
+        clock_gettime(CLOCK_MONOTONIC, &now)
+        return now.tv_sec > deadline.tv_sec || now.tv_sec == deadline.tv_sec && now.tv_nsec >= deadline.tv_nsec
     }
 
     /// kbit/s to size the buffer with when the station does not say (`icy-br`).

@@ -80,6 +80,23 @@ final class HTTPSourceTests: XCTestCase {
         XCTAssertTrue(out == bytes, "the bytes differ")
     }
 
+    func testAStationSlowerThanItsEstimatePlaysBeforeItsPrebufferIsFull() throws {
+        // 1411 kbit/s assumed for FLAC: 2 s of it is more than the whole file, which the
+        // station sends over about 10 s. The first byte comes after the buffer's time instead.
+        let rate = flacBytes.count / 10
+        let station = try RadioStation(file: flac, arguments: ["--rate", String(rate)])
+        let log = EventLog<StreamEvent>()
+        var opts = options()
+        opts.bufferMilliseconds = 2000
+        let source = HTTPSource(url: station.url(), options: opts, onEvent: log.record)
+        XCTAssertGreaterThan(1411 * 1000 / 8 * 2, flacBytes.count)
+        let head = try source.readUpTo(4)
+        XCTAssertEqual(head, Array(flacBytes[..<4]))
+        XCTAssertFalse(log.events.contains { if case .state(.reconnecting) = $0 { true } else { false } },
+                       "the first bytes came before the connection ended: \(log.events)")
+        source.close()
+    }
+
     func testChunkedTransferAndARedirectGiveTheSameBytes() throws {
         let station = try RadioStation(file: flac)
         for path in ["/chunked", "/redirect", "/stream"] {
