@@ -12,15 +12,20 @@ final class DaemonNowPlayingTests: XCTestCase {
         // Long enough that nothing ends by itself during the session and the quiet period.
         let tracks = try (1...2).map { try world.fixture("np\($0).flac", taggedFixture($0, seconds: 12)) }
         let control = try world.daemon.connect()
-        let added = try control.result("add", ["paths": tracks])
-        XCTAssertEqual(added.int("added"), 2, jsonText(added))
-
         let subscriber = try world.daemon.connect()
         // A device slower to start than the start tolerance adds a correction after a play,
         // seek or skip; this log is of the commands' own publications.
         subscriber.setsAsideStartCorrections = true
         let subscribed = try subscriber.result("subscribe", ["topics": ["nowPlaying"]])
         XCTAssertEqual(subscribed.array("topics") as? [String], ["nowPlaying"], jsonText(subscribed))
+
+        // The add's own publication comes (a subscriber may hear it after the add is answered);
+        // the log below starts after it.
+        let added = try control.result("add", ["paths": tracks])
+        XCTAssertEqual(added.int("added"), 2, jsonText(added))
+        subscriber.collectEvents(timeout: 2, until: 1)
+        XCTAssertEqual(subscriber.events.map { $0.message.object("data")?.string("reason") }, ["queueChanged"],
+                       subscriber.events.map { jsonText($0.message) }.joined(separator: "\n"))
         subscriber.events.removeAll()
 
         var expected: [(reason: String, replace: Bool)] = []
