@@ -43,9 +43,10 @@ struct LibCurl: @unchecked Sendable {  // C function addresses, never changed af
     // variadic, which Swift cannot call: each is looked up once and seen through one
     // non-variadic type per kind of argument (long, pointer, callback; a curl_off_t option
     // would be one more). Sound on Linux only: the x86-64 System V and AAPCS64 conventions pass
-    // a variadic argument of these kinds exactly as a fixed one (in the next integer register,
-    // and no vector-register count in %al matters when no floating-point argument is passed),
-    // whereas Apple's arm64 puts every variadic argument on the stack. Tonearm targets Linux.
+    // a variadic integer or pointer argument exactly as a fixed one, in the next general
+    // register (on x86-64 the callee reads %al only to decide whether to spill vector
+    // registers, which these calls do not use), whereas Apple's arm64 puts every variadic
+    // argument on the stack. Tonearm targets Linux.
     let setoptLong: @convention(c) (Handle?, CURLoption, Int) -> CURLcode
     let setoptPointer: @convention(c) (Handle?, CURLoption, UnsafeRawPointer?) -> CURLcode
     let setoptWrite: @convention(c) (Handle?, CURLoption, WriteCallback?) -> CURLcode
