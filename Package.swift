@@ -33,7 +33,7 @@ let package = Package(
         systemLibrary("CSystemd", pkgConfig: "libsystemd", apt: "libsystemd-dev"),
         systemLibrary("CTurboJPEG", pkgConfig: "libturbojpeg", apt: "libturbojpeg0-dev"),
         systemLibrary("CPNG", pkgConfig: "libpng16", apt: "libpng-dev"),
-        systemLibrary("CCurl", pkgConfig: "libcurl", apt: "libcurl4-openssl-dev"),
+        .systemLibrary(name: "CCurl", providers: [.apt(["libcurl4-openssl-dev"])]),  // headers only: loaded with dlopen
 
         // Threads, wake-ups, real-time priority and memory locks: POSIX wrapped once.
         .target(name: "TonearmSystem", dependencies: [.product(name: "SystemPackage", package: "swift-system")]),

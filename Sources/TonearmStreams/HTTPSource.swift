@@ -9,6 +9,8 @@ import Glibc
 /// An http:// or https:// stream as a `ByteSource`: a thread of its own ("tonearm-stream")
 /// runs libcurl and fills a bounded buffer that `read` drains.
 ///
+/// - libcurl is loaded by the first stream's thread (`LibCurl`); without it the stream fails
+///   at once, with "internet radio needs libcurl (libcurl4): …".
 /// - The buffer holds `bufferMilliseconds` of the stream (2 s by default) at its bitrate: the
 ///   station's `icy-br` when it sends one, else 1411 kbit/s for FLAC and WAV (CD audio, the most
 ///   a lossless stereo stream of 16 bits needs) and 320 kbit/s for anything else. Each
@@ -65,10 +67,15 @@ public final class HTTPSource: ByteSource, @unchecked Sendable {
 
     /// Starts connecting to `url` at once. `onEvent` is called on the stream's thread and must
     /// not block.
-    public init(url: String, options: Options = Options(), onEvent: @escaping @Sendable (StreamEvent) -> Void = { _ in }) {
+    public convenience init(url: String, options: Options = Options(), onEvent: @escaping @Sendable (StreamEvent) -> Void = { _ in }) {
+        self.init(url: url, options: options, library: LibCurl.soname, onEvent: onEvent)
+    }
+
+    /// `library`: the libcurl to load (tests name one that is not there).
+    init(url: String, options: Options, library: String, onEvent: @escaping @Sendable (StreamEvent) -> Void) {
         name = url
         self.options = options
-        shared = Shared(url: url, options: options, onEvent: onEvent)
+        shared = Shared(url: url, options: options, library: library, onEvent: onEvent)
         let shared = self.shared
         thread = NamedThread(name: "tonearm-stream") { shared.run() }
     }
@@ -130,6 +137,7 @@ public final class HTTPSource: ByteSource, @unchecked Sendable {
 private final class Shared: @unchecked Sendable {
     let url: String
     let options: HTTPSource.Options
+    let library: String
     let onEvent: @Sendable (StreamEvent) -> Void
     private let lock = UnsafeMutablePointer<pthread_mutex_t>.allocate(capacity: 1)
     private let changed = UnsafeMutablePointer<pthread_cond_t>.allocate(capacity: 1)
@@ -152,6 +160,8 @@ private final class Shared: @unchecked Sendable {
     /// `bufferMilliseconds`.
     private var prebufferDeadline: timespec?
     private var multi: UnsafeMutableRawPointer?
+    /// Set with `multi`, before it.
+    private var curl: LibCurl?
 
     // The stream's thread only.
     private var demuxer: ICYDemuxer?
@@ -160,9 +170,10 @@ private final class Shared: @unchecked Sendable {
     private var lastTitle: String??
     private var capacitySet = false
 
-    init(url: String, options: HTTPSource.Options, onEvent: @escaping @Sendable (StreamEvent) -> Void) {
+    init(url: String, options: HTTPSource.Options, library: String, onEvent: @escaping @Sendable (StreamEvent) -> Void) {
         self.url = url
         self.options = options
+        self.library = library
         self.onEvent = onEvent
         pthread_mutex_init(lock, nil)
         var attributes = pthread_condattr_t()
@@ -203,7 +214,7 @@ private final class Shared: @unchecked Sendable {
             if closing { self.closing = true }
             pthread_cond_broadcast(changed)
             // Under the lock: the stream's thread clears `multi` under it before cleaning up.
-            if closing, let multi { curl_multi_wakeup(multi) }
+            if closing, let multi, let curl { _ = curl.multiWakeup(multi) }
         }
     }
 
@@ -240,7 +251,7 @@ private final class Shared: @unchecked Sendable {
             // Half the buffer free again: the paused transfer may go on.
             if paused && !wantsResume && buffer.unread <= buffer.capacity / 2 {
                 wantsResume = true
-                if let multi { curl_multi_wakeup(multi) }
+                if let multi, let curl { _ = curl.multiWakeup(multi) }
             }
             return n
         }
@@ -270,20 +281,27 @@ private final class Shared: @unchecked Sendable {
     // MARK: The stream's thread
 
     func run() {
-        guard let multi = curl_multi_init() else {
+        let curl: LibCurl
+        do throws(LibCurl.LoadError) {
+            curl = try LibCurl.load(library)
+        } catch {
+            finish(.finished(StreamError(url: url, reason: .noLibrary(error.why))))
+            return
+        }
+        guard let multi = curl.multiInit() else {
             finish(.finished(StreamError(url: url, reason: .network("cannot start libcurl"))))
             return
         }
-        withLock { self.multi = multi }
+        withLock { self.curl = curl; self.multi = multi }
         defer {
             withLock { self.multi = nil }
-            curl_multi_cleanup(multi)
+            _ = curl.multiCleanup(multi)
         }
         var backoff = options.backoff
         var attempt = 0
         while !withLock({ closing }) {
             let started = monotonicSeconds()
-            let outcome = transfer(multi)
+            let outcome = transfer(multi, curl)
             let lasted = monotonicSeconds() - started
             if withLock({ closing }) { return }
             let hadBytes = connectionBytes > 0
@@ -333,9 +351,9 @@ private final class Shared: @unchecked Sendable {
     }
 
     /// One connection, to its end: nil when the server sent all of a length it announced.
-    private func transfer(_ multi: UnsafeMutableRawPointer) -> StreamError? {
-        guard let easy = curl_easy_init() else { return StreamError(url: url, reason: .network("cannot start libcurl")) }
-        defer { curl_easy_cleanup(easy) }
+    private func transfer(_ multi: UnsafeMutableRawPointer, _ curl: LibCurl) -> StreamError? {
+        guard let easy = curl.easyInit() else { return StreamError(url: url, reason: .network("cannot start libcurl")) }
+        defer { curl.easyCleanup(easy) }
         headers = ResponseHeaders()
         demuxer = nil
         connectionBytes = 0
@@ -343,42 +361,42 @@ private final class Shared: @unchecked Sendable {
         withLock { paused = false; wantsResume = false; prebufferDeadline = nil }
         var errorText = [CChar](repeating: 0, count: Int(CURL_ERROR_SIZE) + 1)
         let userAgent = options.userAgent
-        let requestHeaders = curl_slist_append(nil, "Icy-MetaData: 1")
-        defer { curl_slist_free_all(requestHeaders) }
+        let requestHeaders = curl.slistAppend(nil, "Icy-MetaData: 1")
+        defer { curl.slistFreeAll(requestHeaders) }
         let me = Unmanaged.passUnretained(self).toOpaque()
         let setup: CURLcode = errorText.withUnsafeMutableBufferPointer { errors in
             var code = CURLE_OK
             func set(_ c: CURLcode) { if code == CURLE_OK { code = c } }
-            set(tonearm_curl_setopt_pointer(easy, CURLOPT_URL, url))
-            set(tonearm_curl_setopt_long(easy, CURLOPT_PROTOCOLS, Int(CURLPROTO_HTTP | CURLPROTO_HTTPS)))
-            set(tonearm_curl_setopt_long(easy, CURLOPT_REDIR_PROTOCOLS, Int(CURLPROTO_HTTP | CURLPROTO_HTTPS)))
-            set(tonearm_curl_setopt_long(easy, CURLOPT_FOLLOWLOCATION, 1))
-            set(tonearm_curl_setopt_long(easy, CURLOPT_MAXREDIRS, 10))
-            set(tonearm_curl_setopt_long(easy, CURLOPT_FAILONERROR, 1))
-            set(tonearm_curl_setopt_long(easy, CURLOPT_NOSIGNAL, 1))
-            set(tonearm_curl_setopt_long(easy, CURLOPT_CONNECTTIMEOUT_MS, options.connectTimeoutMilliseconds))
-            set(tonearm_curl_setopt_long(easy, CURLOPT_LOW_SPEED_LIMIT, 1))
-            set(tonearm_curl_setopt_long(easy, CURLOPT_LOW_SPEED_TIME, max(1, options.noDataTimeoutSeconds)))
-            set(tonearm_curl_setopt_pointer(easy, CURLOPT_USERAGENT, userAgent))
-            set(tonearm_curl_setopt_pointer(easy, CURLOPT_HTTPHEADER, requestHeaders))
-            set(tonearm_curl_setopt_pointer(easy, CURLOPT_ERRORBUFFER, errors.baseAddress))
-            set(tonearm_curl_setopt_write(easy, CURLOPT_WRITEFUNCTION, streamWrite))
-            set(tonearm_curl_setopt_pointer(easy, CURLOPT_WRITEDATA, me))
-            set(tonearm_curl_setopt_write(easy, CURLOPT_HEADERFUNCTION, streamHeader))
-            set(tonearm_curl_setopt_pointer(easy, CURLOPT_HEADERDATA, me))
+            set(curl.setoptPointer(easy, CURLOPT_URL, url))
+            set(curl.setoptLong(easy, CURLOPT_PROTOCOLS, Int(CURLPROTO_HTTP | CURLPROTO_HTTPS)))
+            set(curl.setoptLong(easy, CURLOPT_REDIR_PROTOCOLS, Int(CURLPROTO_HTTP | CURLPROTO_HTTPS)))
+            set(curl.setoptLong(easy, CURLOPT_FOLLOWLOCATION, 1))
+            set(curl.setoptLong(easy, CURLOPT_MAXREDIRS, 10))
+            set(curl.setoptLong(easy, CURLOPT_FAILONERROR, 1))
+            set(curl.setoptLong(easy, CURLOPT_NOSIGNAL, 1))
+            set(curl.setoptLong(easy, CURLOPT_CONNECTTIMEOUT_MS, options.connectTimeoutMilliseconds))
+            set(curl.setoptLong(easy, CURLOPT_LOW_SPEED_LIMIT, 1))
+            set(curl.setoptLong(easy, CURLOPT_LOW_SPEED_TIME, max(1, options.noDataTimeoutSeconds)))
+            set(curl.setoptPointer(easy, CURLOPT_USERAGENT, userAgent))
+            set(curl.setoptPointer(easy, CURLOPT_HTTPHEADER, requestHeaders))
+            set(curl.setoptPointer(easy, CURLOPT_ERRORBUFFER, errors.baseAddress))
+            set(curl.setoptWrite(easy, CURLOPT_WRITEFUNCTION, streamWrite))
+            set(curl.setoptPointer(easy, CURLOPT_WRITEDATA, me))
+            set(curl.setoptWrite(easy, CURLOPT_HEADERFUNCTION, streamHeader))
+            set(curl.setoptPointer(easy, CURLOPT_HEADERDATA, me))
             // Keeps the compiled-in CA directory: a file given adds to the system's store.
-            if let caFile = options.caFile { set(tonearm_curl_setopt_pointer(easy, CURLOPT_CAINFO, caFile)) }
+            if let caFile = options.caFile { set(curl.setoptPointer(easy, CURLOPT_CAINFO, caFile)) }
             return code
         }
         guard setup == CURLE_OK else {
-            return StreamError(url: url, reason: .badURL(String(cString: curl_easy_strerror(setup))))
+            return StreamError(url: url, reason: .badURL(String(cString: curl.easyStrerror(setup))))
         }
-        curl_multi_add_handle(multi, easy)
-        defer { curl_multi_remove_handle(multi, easy) }
+        _ = curl.multiAddHandle(multi, easy)
+        defer { _ = curl.multiRemoveHandle(multi, easy) }
         var result = CURLE_OK
         var running: Int32 = 1
         while running > 0 {
-            if curl_multi_perform(multi, &running) != CURLM_OK { break }
+            if curl.multiPerform(multi, &running) != CURLM_OK { break }
             if running == 0 { break }
             let (stop, resume) = withLock { () -> (Bool, Bool) in
                 let resume = wantsResume
@@ -386,21 +404,21 @@ private final class Shared: @unchecked Sendable {
                 return (closing, resume)
             }
             if stop { return nil }
-            if resume { curl_easy_pause(easy, CURLPAUSE_CONT) }
+            if resume { _ = curl.easyPause(easy, CURLPAUSE_CONT) }
             if resume { continue }
             // Sleeps until the socket, one of curl's timers, or a wake-up (room, close).
-            curl_multi_poll(multi, nil, 0, 60_000, nil)
+            _ = curl.multiPoll(multi, nil, 0, 60_000, nil)
         }
         var left: Int32 = 0
-        while let message = curl_multi_info_read(multi, &left) {
+        while let message = curl.multiInfoRead(multi, &left) {
             if message.pointee.msg == CURLMSG_DONE { result = message.pointee.data.result }
         }
         let text = errorText.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
-        return classify(result, easy: easy, text: text)
+        return classify(result, easy: easy, text: text, curl)
     }
 
-    private func classify(_ code: CURLcode, easy: UnsafeMutableRawPointer, text: String) -> StreamError? {
-        let why = text.isEmpty ? String(cString: curl_easy_strerror(code)) : text
+    private func classify(_ code: CURLcode, easy: UnsafeMutableRawPointer, text: String, _ curl: LibCurl) -> StreamError? {
+        let why = text.isEmpty ? String(cString: curl.easyStrerror(code)) : text
         let reason: StreamError.Reason
         switch code {
         case CURLE_OK:
@@ -410,7 +428,7 @@ private final class Shared: @unchecked Sendable {
             reason = .closed
         case CURLE_HTTP_RETURNED_ERROR:
             var status = 0
-            _ = tonearm_curl_getinfo_long(easy, CURLINFO_RESPONSE_CODE, &status)
+            _ = curl.getinfoLong(easy, CURLINFO_RESPONSE_CODE, &status)
             reason = .httpStatus(status, headers.phrase)
         case CURLE_COULDNT_RESOLVE_HOST, CURLE_COULDNT_RESOLVE_PROXY: reason = .unknownHost(why)
         case CURLE_COULDNT_CONNECT: reason = .refused(why)

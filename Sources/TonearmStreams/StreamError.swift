@@ -17,6 +17,8 @@ public struct StreamError: Error, CustomStringConvertible, Sendable, Equatable {
         case badURL(String)
         /// Anything else curl reports.
         case network(String)
+        /// libcurl could not be loaded (not installed, or too old): dlopen's or dlsym's error.
+        case noLibrary(String)
 
         public var description: String {
             switch self {
@@ -28,6 +30,7 @@ public struct StreamError: Error, CustomStringConvertible, Sendable, Equatable {
             case .closed: "the server closed the stream"
             case .badURL(let why): "bad URL (\(why))"
             case .network(let why): why
+            case .noLibrary(let why): "internet radio needs libcurl (libcurl4): \(why)"
             }
         }
 
@@ -37,7 +40,7 @@ public struct StreamError: Error, CustomStringConvertible, Sendable, Equatable {
         public var isPermanent: Bool {
             switch self {
             case .httpStatus(let code, _): (400..<500).contains(code)
-            case .unknownHost, .certificate, .badURL: true
+            case .unknownHost, .certificate, .badURL, .noLibrary: true
             case .refused, .timeout, .closed, .network: false
             }
         }
