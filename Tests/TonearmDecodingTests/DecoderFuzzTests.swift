@@ -55,8 +55,10 @@ final class DecoderFuzzTests: XCTestCase {
 private struct FuzzMatrix: Sendable {
     static let fixtureFrames = 88200
     /// 17 of each mutation per format, 34 lying sizes: the whole matrix takes seconds in a
-    /// debug build.
-    static let mutationsPerFormat = 17 * Mutation.schedule.count
+    /// debug build. `TONEARM_FUZZ_ROUNDS=n` runs n times as many, with further seeds, for a
+    /// deeper search by hand.
+    static let mutationsPerFormat = 17 * Mutation.schedule.count * rounds
+    static let rounds = ProcessInfo.processInfo.environment["TONEARM_FUZZ_ROUNDS"].flatMap { Int($0) }.map { min(max($0, 1), 5000) } ?? 1
     /// A decode of one mutated file (metadata, decode, seek) that takes longer has hung.
     static let deadline = 10.0
     /// A decoder that returns more blocks than this from one file loops.
