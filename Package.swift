@@ -23,12 +23,17 @@ let package = Package(
     targets: [
         systemLibrary("CALSA", pkgConfig: "alsa", apt: "libasound2-dev"),
         systemLibrary("CFLAC", pkgConfig: "flac", apt: "libflac-dev"),
+        systemLibrary("CFAAD", pkgConfig: "faad2", apt: "libfaad-dev"),
+        systemLibrary("CVorbisFile", pkgConfig: "vorbisfile", apt: "libvorbis-dev"),
+        systemLibrary("COpusFile", pkgConfig: "opusfile", apt: "libopusfile-dev"),
         systemLibrary("CGPIOD", pkgConfig: "libgpiod", apt: "libgpiod-dev"),
+        systemLibrary("CMPG123", pkgConfig: "libmpg123", apt: "libmpg123-dev"),
         systemLibrary("CSoxr", pkgConfig: "soxr", apt: "libsoxr-dev"),
         systemLibrary("CSQLite", pkgConfig: "sqlite3", apt: "libsqlite3-dev"),
         systemLibrary("CSystemd", pkgConfig: "libsystemd", apt: "libsystemd-dev"),
         systemLibrary("CTurboJPEG", pkgConfig: "libturbojpeg", apt: "libturbojpeg0-dev"),
         systemLibrary("CPNG", pkgConfig: "libpng16", apt: "libpng-dev"),
+        systemLibrary("CCurl", pkgConfig: "libcurl", apt: "libcurl4-openssl-dev"),
 
         // Threads, wake-ups, real-time priority and memory locks: POSIX wrapped once.
         .target(name: "TonearmSystem", dependencies: [.product(name: "SystemPackage", package: "swift-system")]),
@@ -36,14 +41,17 @@ let package = Package(
         .target(name: "TonearmAudio"),
         // The decoder seam: one protocol for every format, each format a plug-in (one file per
         // decoder); tags and pictures into one track model.
-        .target(name: "TonearmDecoding", dependencies: ["CFLAC", "TonearmAudio", "TonearmSystem"]),
+        .target(name: "TonearmDecoding", dependencies: ["CFAAD", "CFLAC", "CMPG123", "COpusFile", "CVorbisFile", "TonearmAudio", "TonearmSystem"]),
+        // Internet radio: http(s) streams through libcurl on a thread of their own, as byte
+        // sources for the decoders; ICY metadata; reconnection after a drop.
+        .target(name: "TonearmStreams", dependencies: ["CCurl", "TonearmDecoding", "TonearmSystem"]),
         // alsa-lib: one PCM device, negotiated and written to.
         .target(name: "TonearmALSA", dependencies: ["CALSA", "TonearmAudio"]),
         // Decoder thread, output thread and the pipeline between them.
         .target(
             name: "TonearmPlayback",
             dependencies: [
-                "CSoxr", "TonearmAudio", "TonearmDecoding", "TonearmALSA", "TonearmSystem",
+                "CSoxr", "TonearmAudio", "TonearmDecoding", "TonearmALSA", "TonearmSystem", "TonearmStreams",
             ]
         ),
         // The pure logic of buttons, encoders and switches, tested on recorded timelines, and
@@ -181,7 +189,7 @@ let package = Package(
             dependencies: [
                 "TonearmPlayer", "TonearmPlayback", "TonearmALSA", "TonearmAudio", "TonearmControlPlane", "TonearmControlSocket", "TonearmNetwork", "TonearmLibrary",
                 "TonearmMPD", "TonearmMPRIS", "TonearmWeb", "TonearmImage", "TonearmConfig", "TonearmSystem", "TonearmSession", "TonearmBoard", "TonearmGPIO",
-                "TonearmInput", "TonearmSerial", "TonearmPCMSessions",
+                "TonearmInput", "TonearmSerial", "TonearmPCMSessions", "TonearmStreams",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "NIOCore", package: "swift-nio"),
@@ -205,6 +213,7 @@ let package = Package(
         .testTarget(name: "TonearmALSATests", dependencies: ["TonearmALSA", "TonearmAudio", "CAllocationCounter"]),
         .testTarget(name: "TonearmPlaybackTests", dependencies: ["TonearmPlayback", "TonearmAudio", "TestSupport"]),
         .testTarget(name: "TonearmDecodingTests", dependencies: ["TonearmDecoding", "TestSupport"]),
+        .testTarget(name: "TonearmStreamsTests", dependencies: ["TonearmStreams", "TonearmDecoding", "TonearmAudio", "TestSupport"]),
         .testTarget(
             name: "TonearmSystemTests",
             dependencies: ["TonearmSystem", .product(name: "SystemPackage", package: "swift-system")]

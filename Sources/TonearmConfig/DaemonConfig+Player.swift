@@ -40,6 +40,15 @@ extension DaemonConfig {
         public var replayGainMissingPreamp = 0.0
         /// `replay_gain_limit`: keep each file's peak within full scale.
         public var replayGainLimit = true
+        /// `stream_buffer_ms`: how much of an internet radio stream is gathered before it
+        /// plays and kept ahead of the decoder, in milliseconds at the stream's bitrate.
+        public var streamBufferMilliseconds = 2000
+        /// `stream_timeout_seconds`: a station that sends nothing for this long is dropped and
+        /// connected to again (also the connect timeout).
+        public var streamTimeoutSeconds = 10
+        /// `stream_ca_file`: a CA certificate (PEM) trusted for https stations besides the
+        /// system's store, for a station with a certificate of its own.
+        public var streamCAFile: String?
 
         public static let volumeRange = 0.0...100.0
         public static let preampRange = ReplayGainSettings.preampRange
@@ -69,6 +78,9 @@ extension DaemonConfig.Player: ConfigSection {
         try table.read("replay_gain_preamp", into: &replayGainPreamp)
         try table.read("replay_gain_missing_preamp", into: &replayGainMissingPreamp)
         try table.read("replay_gain_limit", into: &replayGainLimit)
+        try table.read("stream_buffer_ms", into: &streamBufferMilliseconds)
+        try table.read("stream_timeout_seconds", into: &streamTimeoutSeconds)
+        try table.read("stream_ca_file", into: &streamCAFile)
     }
 
     func validate(_ check: ConfigCheck) throws(ConfigError) {
@@ -79,6 +91,8 @@ extension DaemonConfig.Player: ConfigSection {
         try check.range("volume", volume, Self.volumeRange)
         try check.range("replay_gain_preamp", replayGainPreamp, Self.preampRange)
         try check.range("replay_gain_missing_preamp", replayGainMissingPreamp, Self.preampRange)
+        try check.range("stream_buffer_ms", streamBufferMilliseconds, 100...60_000)
+        try check.range("stream_timeout_seconds", streamTimeoutSeconds, 1...600)
         _ = try sessionConfiguration(check)
     }
 

@@ -38,6 +38,8 @@ public struct ControlState: Sendable, Equatable {
     /// Why the player's state cannot be saved now (a full or read-only card: a power cut would
     /// lose the queue and the position); nil while saves succeed.
     public var saveFailure: String?
+    /// The current item's network stream, when it is one: its connection and station.
+    public var stream: StreamStatus?
 
     public init() {}
 
@@ -129,6 +131,29 @@ public struct SessionReport: Sendable, Equatable {
         self.gain = gain
         self.stream = stream
         self.ownsNowPlaying = ownsNowPlaying
+    }
+}
+
+/// An http(s) item's stream as `status` shows it.
+public struct StreamStatus: Sendable, Equatable {
+    /// "connecting", "playing", "reconnecting" or "failed".
+    public var state: String
+    /// While reconnecting: the attempt coming, and what ended the last connection.
+    public var attempt: Int?
+    public var error: String?
+    /// The station's `icy-name`, `icy-genre` and content type.
+    public var station: String?
+    public var genre: String?
+    public var contentType: String?
+
+    public init(state: String, attempt: Int? = nil, error: String? = nil, station: String? = nil, genre: String? = nil,
+                contentType: String? = nil) {
+        self.state = state
+        self.attempt = attempt
+        self.error = error
+        self.station = station
+        self.genre = genre
+        self.contentType = contentType
     }
 }
 

@@ -141,8 +141,18 @@ package enum Reports {
             ("device", device(state.output)),
             ("library", library(state.library)),
             ("saveFailure", JSONValue(state.saveFailure)),
+            ("stream", state.stream.map(stream) ?? .null),
             ("nowPlayingLink", state.nowPlayingLink.map(link) ?? .null),
             ("links", .array(state.links.map(link))),
+        ])
+    }
+
+    /// An http(s) item's stream: its connection's state and its station.
+    static func stream(_ stream: StreamStatus) -> JSONValue {
+        .object([
+            ("state", .string(stream.state)), ("attempt", JSONValue(stream.attempt)), ("error", JSONValue(stream.error)),
+            ("station", JSONValue(stream.station)), ("genre", JSONValue(stream.genre)),
+            ("contentType", JSONValue(stream.contentType)),
         ])
     }
 

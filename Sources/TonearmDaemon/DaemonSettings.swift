@@ -67,6 +67,10 @@ public struct DaemonSettings: Sendable {
         playback.resampleQuality = ResampleQuality(rawValue: config.output.resampleQuality) ?? .high
         playback.reopenIntervalMilliseconds = config.output.reopenIntervalMilliseconds
         playback.readAheadSeconds = config.output.readAheadSeconds
+        playback.stream.bufferMilliseconds = config.player.streamBufferMilliseconds
+        playback.stream.noDataTimeoutSeconds = config.player.streamTimeoutSeconds
+        playback.stream.connectTimeoutMilliseconds = config.player.streamTimeoutSeconds * 1000
+        playback.stream.caFile = config.player.streamCAFile
         mixerControl = config.output.mixerControl
         mixerCard = config.output.mixerCard
         socketPath = config.daemon.socket ?? Self.defaultSocketPath()

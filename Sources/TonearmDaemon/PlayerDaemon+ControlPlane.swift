@@ -1,6 +1,7 @@
 import TonearmAudio
 import TonearmControlPlane
 import TonearmLibrary
+import TonearmPlayback
 import TonearmSystem
 import TonearmPlayer
 import TonearmSession
@@ -282,19 +283,46 @@ extension PlayerDaemon: ControlPlane {
         case .add(let paths, let position):
             guard !paths.isEmpty else { return .failed(.badArgument, "nothing to add: no paths given") }
             do throws(LibraryError) {
-                let scan = try MusicLibrary.tracks(at: paths, musicDirectory: settings.musicDirectory)
-                let added = core.add(scan.tracks.map { (path: $0.path, metadata: metadata(for: $0)) }, now: now)
+                // Files through the library's checks, URLs as they are, playlist files (m3u,
+                // extended m3u, pls) by their entries, all in the order given.
+                var entries: [(path: String, metadata: TrackMetadata)] = []
+                var skipped: [SkippedPath] = []
+                var files: [String] = []
+                func scanFiles() throws(LibraryError) {
+                    guard !files.isEmpty else { return }
+                    let scan = try MusicLibrary.tracks(at: files, musicDirectory: settings.musicDirectory)
+                    entries += scan.tracks.map { (path: $0.path, metadata: metadata(for: $0)) }
+                    skipped += scan.skipped.map { SkippedPath(path: $0.path, reason: $0.reason) }
+                    files = []
+                }
+                func addEntry(_ path: String, title: String?) throws(LibraryError) {
+                    if PlaybackEngine.isStreamURL(path) {
+                        try scanFiles()
+                        entries.append((path: path, metadata: TrackMetadata(title: title, isLiveStream: true)))
+                    } else {
+                        files.append(path)
+                    }
+                }
+                for path in paths {
+                    if PlaylistDirectory.isPlaylistFile(path) {
+                        let playlist = try MusicLibrary.resolve(path, musicDirectory: settings.musicDirectory)
+                        for entry in try PlaylistDirectory.entries(ofFile: playlist) { try addEntry(entry.location, title: entry.title) }
+                    } else {
+                        try addEntry(path, title: nil)
+                    }
+                }
+                try scanFiles()
+                let added = core.add(entries, now: now)
                 apply(added)
                 if let position, added.status == .success {
                     // Inserted: the new items move, in order, to the position asked for.
-                    let ids = core.queue.suffix(scan.tracks.count).map(\.id)
+                    let ids = core.queue.suffix(entries.count).map(\.id)
                     for (offset, id) in ids.enumerated() { apply(core.move(itemID: id, to: position + offset, now: now)) }
                 }
                 upcoming.update(core)
                 return CommandResult(
                     status: added.status,
-                    payload: .added(count: scan.tracks.count, skipped: scan.skipped.map { SkippedPath(path: $0.path, reason: $0.reason) },
-                                    queueCount: core.queue.count))
+                    payload: .added(count: entries.count, skipped: skipped, queueCount: core.queue.count))
             } catch {
                 return .failed(error.failureCode, error.description)
             }

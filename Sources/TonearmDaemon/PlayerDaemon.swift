@@ -92,6 +92,8 @@ public actor PlayerDaemon {
     var totalsJob = -1
     /// The library's unmounted directories as last seen.
     var lastUnavailable: [String] = []
+    /// The http(s) item whose stream last reported, and what it said.
+    var radio: RadioItem?
 
     /// Fails when the state directory is unusable; the error says which. `notify` is rung by
     /// the engine's threads when they have something to tell; timers run on `loop`.
@@ -244,6 +246,8 @@ public actor PlayerDaemon {
             if let line = underrunLog.line(now: now) { logger.warning("\(line)") }
         case .streamFinished(let handle):
             streamFinished(handle)
+        case .radio(let itemID, let report):
+            radioReported(itemID, report, now: now)
         case .realtimeRefused(let why):
             logger.notice("output thread runs without SCHED_FIFO: \(why) (grant rtprio, e.g. LimitRTPRIO in the service unit)")
         case .memoryLockRefused(let why):
@@ -363,6 +367,11 @@ public actor PlayerDaemon {
             var items: [QueueItem] = []
             var indexMap: [Int: Int] = [:]  // saved index → restored index
             for (index, path) in saved.queue.enumerated() {
+                if PlaybackEngine.isStreamURL(path) {
+                    indexMap[index] = items.count
+                    items.append(QueueItem(id: items.count + 1, path: path, metadata: TrackMetadata(isLiveStream: true)))
+                    continue
+                }
                 guard let track = try? MusicLibrary.tracks(at: [path], musicDirectory: settings.musicDirectory).tracks.first else {
                     logger.warning("saved queue entry is gone: \(path)")
                     continue

@@ -33,6 +33,7 @@ struct PendingChanges {
         var output = OutputState()
         var library = LibraryState()
         var saveFailure: String?
+        var stream: StreamStatus?
         /// The link whose program owns Now Playing, and every link.
         var link: LinkState?
         var links: [LinkState] = []
@@ -61,11 +62,12 @@ extension PlayerDaemon {
             muted: book.muted, repeatMode: core.repeatMode, shuffle: core.shuffle, single: core.single, consume: core.consume,
             replayGain: replayGain, currentItemID: core.currentItemID,
             output: outputState().withoutCounters, library: libraryState(), saveFailure: saveFailure,
-            link: view.link, links: links.states)
+            stream: streamStatus, link: view.link, links: links.states)
         nowPlayingPublications(view, seen: seen)
         if now != seen {
             if now.transport != seen.transport || now.nowPlaying != seen.nowPlaying || now.enabled != seen.enabled
-                || now.currentItemID != seen.currentItemID || now.saveFailure != seen.saveFailure || now.link != seen.link {
+                || now.currentItemID != seen.currentItemID || now.saveFailure != seen.saveFailure || now.link != seen.link
+                || now.stream != seen.stream {
                 changes.subsystems.insert(.player)
             }
             if now.links != seen.links { changes.subsystems.insert(.sessions) }
@@ -111,6 +113,7 @@ extension PlayerDaemon {
         state.output = outputState()
         state.library = libraryState()
         state.saveFailure = saveFailure
+        state.stream = streamStatus
         return state
     }
 

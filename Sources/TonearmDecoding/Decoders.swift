@@ -1,8 +1,12 @@
 /// Every format Tonearm plays, and the one way to open a source: by what its first bytes are,
 /// else by its name's suffix (whose plug-in then says why the bytes are not its format).
 public enum Decoders {
-    /// The plug-ins, in the order a source's first bytes are tried against them.
-    public static let all: [any DecoderPlugIn.Type] = [FLACDecoder.self, WAVDecoder.self, AIFFDecoder.self]
+    /// The plug-ins, in the order a source's first bytes are tried against them: formats with a
+    /// marker of their own first, MP3 (known by its frame headers alone) after them.
+    public static let all: [any DecoderPlugIn.Type] = [
+        FLACDecoder.self, VorbisDecoder.self, OpusDecoder.self, MP4Decoder.self, WAVDecoder.self, AIFFDecoder.self,
+        MP3Decoder.self,
+    ]
 
     /// The plug-in for a file name's suffix, in any case.
     public static func plugIn(forName name: String) -> (any DecoderPlugIn.Type)? {

@@ -117,6 +117,81 @@ public struct PlaylistDirectory: Sendable {
             .filter { !$0.isEmpty && !$0.hasPrefix("#") }
     }
 
+    /// Whether `path` names a playlist file `add` reads the entries of: `.m3u`, `.m3u8`, `.pls`.
+    public static func isPlaylistFile(_ path: String) -> Bool {
+        let lower = path.lowercased()
+        return !lower.contains("://") && (lower.hasSuffix(".m3u") || lower.hasSuffix(".m3u8") || lower.hasSuffix(".pls"))
+    }
+
+    /// The entries of the playlist file at `path` (canonical, checked by the caller), in order:
+    /// URLs as they are, relative paths made absolute from the playlist's directory.
+    public static func entries(ofFile path: String) throws(LibraryError) -> [PlaylistEntry] {
+        let bytes: [UInt8]
+        let status: FileStatus
+        do throws(SystemError) {
+            status = try FileSystem.status(path)
+        } catch {
+            throw .cannotAccess(path, cause: error.text)
+        }
+        guard status.kind == .regular, status.size <= largestFile else {
+            throw .notPlayable(path, cause: status.kind == .regular ? "a playlist larger than 4 MiB" : "not a file")
+        }
+        do throws(SystemError) {
+            let fd = try FileSystem.openForReading(path)
+            defer { close(fd) }
+            bytes = try FileSystem.read(fd, offset: 0, count: status.size)
+        } catch {
+            throw .cannotAccess(path, cause: error.text)
+        }
+        let directory = path.lastIndex(of: "/").map { String(path[..<$0]) } ?? "."
+        let parsed = path.lowercased().hasSuffix(".pls") ? plsEntries(bytes) : m3uEntries(bytes)
+        return parsed.map { entry in
+            var entry = entry
+            if !entry.location.hasPrefix("/") && !entry.location.contains("://") { entry.location = directory + "/" + entry.location }
+            return entry
+        }
+    }
+
+    /// An m3u or extended m3u file's entries: each line that is not a comment, with the title
+    /// of the `#EXTINF:length,Title` line before it.
+    static func m3uEntries(_ bytes: [UInt8]) -> [PlaylistEntry] {
+        var result: [PlaylistEntry] = []
+        var title: String?
+        for line in lines(bytes) {
+            if line.hasPrefix("#EXTINF:") {
+                let info = line.dropFirst("#EXTINF:".count)
+                title = info.firstIndex(of: ",").map { String(info[info.index(after: $0)...]).trimmed }.flatMap { $0.isEmpty ? nil : $0 }
+            } else if !line.hasPrefix("#") {
+                result.append(PlaylistEntry(location: line, title: title))
+                title = nil
+            }
+        }
+        return result
+    }
+
+    /// A `.pls` file's entries: `FileN=` in the order of N, with `TitleN=`.
+    static func plsEntries(_ bytes: [UInt8]) -> [PlaylistEntry] {
+        var files: [Int: String] = [:]
+        var titles: [Int: String] = [:]
+        for line in lines(bytes) {
+            guard let equals = line.firstIndex(of: "=") else { continue }
+            let key = String(line[..<equals]).trimmed.lowercased()
+            let value = String(line[line.index(after: equals)...]).trimmed
+            if key.hasPrefix("file"), let n = Int(key.dropFirst(4)), !value.isEmpty { files[n] = value }
+            if key.hasPrefix("title"), let n = Int(key.dropFirst(5)), !value.isEmpty { titles[n] = value }
+        }
+        return files.keys.sorted().map { PlaylistEntry(location: files[$0]!, title: titles[$0]) }
+    }
+
+    private static func lines(_ bytes: [UInt8]) -> [String] {
+        // A UTF-8 byte order mark is not part of the first line.
+        let text = bytes.starts(with: [0xEF, 0xBB, 0xBF]) ? Array(bytes.dropFirst(3)) : bytes
+        return String(decoding: text, as: UTF8.self)
+            .split(whereSeparator: { $0 == "\n" || $0 == "\r\n" || $0 == "\r" })
+            .map { String($0).trimmed }
+            .filter { !$0.isEmpty }
+    }
+
     private func withDirectory(_ body: (Int32) throws(SystemError) -> Void) throws(LibraryError) {
         let fd = open(path, O_RDONLY | O_DIRECTORY | O_CLOEXEC)
         guard fd >= 0 else { throw .playlistsUnavailable(path, cause: SystemError().text) }
@@ -126,5 +201,23 @@ public struct PlaylistDirectory: Sendable {
         } catch {
             throw .playlistsUnavailable(path, cause: error.text)
         }
+    }
+}
+
+/// One entry of a playlist file: a path or URL, and the title the playlist gives it.
+public struct PlaylistEntry: Sendable, Equatable {
+    public var location: String
+    public var title: String?
+
+    public init(location: String, title: String? = nil) {
+        self.location = location
+        self.title = title
+    }
+}
+
+extension String {
+    /// Without leading and trailing blanks.
+    fileprivate var trimmed: String {
+        String(drop { $0 == " " || $0 == "\t" }.reversed().drop { $0 == " " || $0 == "\t" }.reversed())
     }
 }

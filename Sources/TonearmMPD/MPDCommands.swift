@@ -216,7 +216,7 @@ actor MPDCommands {
             client.binaryLimit = min(limit, 1 << 20)
             return ""
         case "urlhandlers":
-            return ""
+            return "handler: http://\nhandler: https://\n"
         case "decoders":
             return Self.decoders
         case "status":
@@ -956,6 +956,9 @@ actor MPDCommands {
 
     /// An MPD URI as the path the queue takes: inside the music directory.
     private func absolute(_ uri: String) throws(MPDFailure) -> String {
+        // Internet radio: the URL is the queue's path, as mpd keeps it.
+        let scheme = uri.prefix(8).lowercased()
+        if scheme.hasPrefix("http://") || scheme.hasPrefix("https://") { return uri }
         if uri.contains("://") { throw MPDFailure(50, "Unsupported URI scheme") }
         guard let root = settings.musicDirectory else {
             guard uri.hasPrefix("/") else { throw MPDFailure(50, "No such song: no music directory is configured") }

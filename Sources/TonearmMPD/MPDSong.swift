@@ -33,6 +33,12 @@ enum MPDSong {
     static func block(path: String, _ metadata: TrackMetadata, tags enabled: [Tag]) -> String {
         var out = "file: \(path)\n"
         let wanted = Set(enabled)
+        if metadata.isLiveStream {
+            // As mpd shows a stream: its StreamTitle as Title, the station (icy-name) as Name.
+            if wanted.contains(.title), let title = metadata.title, title != metadata.album { out += "Title: \(oneLine(title))\n" }
+            if wanted.contains(.name), let name = metadata.album { out += "Name: \(oneLine(name))\n" }
+            return out
+        }
         let fields: [(Tag, String?)] = [
             (.artist, metadata.artist), (.album, metadata.album), (.albumArtist, metadata.albumArtist),
             (.title, metadata.title), (.track, metadata.trackNumber.map(String.init)), (.disc, metadata.discNumber.map(String.init)),

@@ -1,6 +1,7 @@
 import Synchronization
 import TonearmAudio
 import TonearmDecoding
+import TonearmStreams
 
 extension PlaybackEngine {
     /// The decoder thread ("tonearm-decoder"): the producer loop over the player's queue.
@@ -35,6 +36,8 @@ private struct PlayerDecoding: ProducerPolicy {
     var request = 0
     /// Source frames left before the item's end, when it ends before its file does.
     var framesLeft: Int?
+    /// The network stream the decoder reads, for an http(s) item.
+    var stream: HTTPSource?
 
     init(engine: PlaybackEngine) { self.engine = engine }
 
@@ -72,6 +75,31 @@ private struct PlayerDecoding: ProducerPolicy {
 
     mutating func sourceEnded(_ producer: inout Producer, failure: DecodeError?) -> Bool {
         guard let finished = item else { return true }
+        var failure = failure
+        if let stream {
+            // A command ended the wait for the network: it is carried out next.
+            if stream.isCancelled {
+                stopDecoding(&producer)
+                return true
+            }
+            // The connection's bytes ran out (or broke off mid-frame): an outage, not an end.
+            if failure == nil || stream.atEnd {
+                switch reopen(stream) {
+                case .cancelled:
+                    stopDecoding(&producer)
+                    return true
+                case .opened(let decoder) where decoder.info.format == source:
+                    // The same format: the run and its converter go on.
+                    self.decoder = decoder
+                    producer.pending = UnsafeBufferPointer(start: nil, count: 0)
+                    return true
+                case .opened(let decoder):
+                    return begin(finished, from: 0, replacing: false, opened: decoder, &producer)
+                case .ended(let error):
+                    failure = error
+                }
+            }
+        }
         stopDecoding(&producer)
         if let failure {
             fail(finished.id, failure)
@@ -132,14 +160,23 @@ private struct PlayerDecoding: ProducerPolicy {
 
     /// Opens `item` and queues it after what is written (`replacing` false: a track boundary
     /// that plays out first) or in place of everything not yet heard. False when shutting down.
-    private mutating func begin(_ item: EngineItem, from seconds: Double, replacing: Bool, _ producer: inout Producer) -> Bool {
+    private mutating func begin(_ item: EngineItem, from seconds: Double, replacing: Bool,
+                                opened: (any AudioDecoder)? = nil, _ producer: inout Producer) -> Bool {
         var next = item
         var position = seconds
+        var opened = opened
         while true {
             do throws(DecodeError) {
-                let decoder = try Decoders.open(path: next.path)
+                let decoder: any AudioDecoder
+                if let given = opened {
+                    decoder = given
+                    opened = nil
+                } else {
+                    decoder = try open(next)
+                }
                 let format = decoder.info.format
-                let frame = Int((max(position, next.start) * Double(format.sampleRate)).rounded())
+                // A live stream starts where the station is.
+                let frame = stream != nil ? 0 : Int((max(position, next.start) * Double(format.sampleRate)).rounded())
                 if frame > 0 { try decoder.seek(toFrame: frame) }
                 framesLeft = next.end.map { max(0, Int(($0 * Double(format.sampleRate)).rounded()) - frame) }
                 if replacing || format != source {
@@ -183,6 +220,11 @@ private struct PlayerDecoding: ProducerPolicy {
                 producer.pending = UnsafeBufferPointer(start: nil, count: 0)
                 return true
             } catch {
+                // A command ended the wait for the station: it is carried out next.
+                if stream?.isCancelled == true {
+                    stopDecoding(&producer)
+                    return true
+                }
                 fail(next.id, error)
                 guard let following = engine.upcoming(next.id) else {
                     if replacing { _ = producer.awaitCut(ring.cutNow(format: nil), stopped: { stopped }) }
@@ -209,7 +251,59 @@ private struct PlayerDecoding: ProducerPolicy {
     private mutating func stopDecoding(_ producer: inout Producer) {
         item = nil
         decoder = nil
+        if stream != nil {
+            stream = nil
+            _ = engine.reading(nil)
+        }
         producer.pending = UnsafeBufferPointer(start: nil, count: 0)
+    }
+
+    /// A decoder for `item`: its file, or, for an http(s) URL, the station's stream. A stream
+    /// whose connection drops before its first bytes decode is opened on the next connection.
+    private mutating func open(_ item: EngineItem) throws(DecodeError) -> any AudioDecoder {
+        guard PlaybackEngine.isStreamURL(item.path) else {
+            if stream != nil { stream = nil; _ = engine.reading(nil) }
+            return try Decoders.open(path: item.path)
+        }
+        let engine = self.engine
+        let id = item.id
+        let source = HTTPSource(url: item.path, options: engine.options.stream) { engine.radioReported(id, $0) }
+        stream = source
+        _ = engine.reading(source)
+        do throws(DecodeError) {
+            return try Decoders.open(source)
+        } catch {
+            guard source.atEnd, !source.isCancelled else { throw error }
+            switch reopen(source) {
+            case .opened(let decoder): return decoder
+            case .cancelled: throw error
+            case .ended(let failure): throw failure ?? error
+            }
+        }
+    }
+
+    private enum Reopened {
+        case opened(any AudioDecoder)
+        /// A command wants the thread.
+        case cancelled
+        /// The stream has ended (nil: a length read to its end) or failed for good.
+        case ended(DecodeError?)
+    }
+
+    /// Waits out the outage for the stream's next connection (the stream's thread reconnects
+    /// with back-off) and opens a decoder on its bytes: they are a stream of their own.
+    private func reopen(_ source: HTTPSource) -> Reopened {
+        while true {
+            do throws(DecodeError) {
+                guard try source.nextConnection() else { return .ended(nil) }
+                return .opened(try Decoders.open(source))
+            } catch {
+                if source.isCancelled { return .cancelled }
+                // Dropped again before its first frame: the next connection.
+                if source.atEnd, !source.state.isFinished { continue }
+                return .ended(error)
+            }
+        }
     }
 
     private func fail(_ itemID: Int, _ error: DecodeError) {

@@ -2,6 +2,7 @@ import Synchronization
 import TonearmALSA
 import TonearmAudio
 import TonearmDecoding
+import TonearmStreams
 import TonearmSystem
 
 #if canImport(Glibc)
@@ -49,6 +50,8 @@ public struct PlaybackOptions: Sendable {
     /// keep the daemon's resident size down; the producer refills it every few milliseconds.
     /// With `bufferMilliseconds`, room for that much history besides.
     public var streamRingSamples = 48_000
+    /// How http(s) items are streamed: buffer, timeouts, a CA file to trust.
+    public var stream = HTTPSource.Options()
 
     public init() {}
 }
@@ -126,6 +129,9 @@ public enum PlaybackEvent: Sendable {
     /// A session's stream has been heard to its end, or was stopped and has faded out; its slot
     /// is free (`streamFinished(_:)` says the same when asked).
     case streamFinished(StreamHandle)
+    /// An http(s) item's connection changed state, its station's headers came, or its ICY
+    /// title changed: told as it happens on the network (ahead of the audio by the buffers).
+    case radio(itemID: Int, StreamEvent)
 }
 
 /// What the log says once when the device cannot rewind.
@@ -332,6 +338,10 @@ public final class PlaybackEngine: @unchecked Sendable {
         var errors: [(Int, DecodeError)] = []
     }
     let timeline = Mutex(Timeline())
+    /// The http(s) item being decoded: a command ends its waits for the network at once.
+    let liveSource = Mutex<HTTPSource?>(nil)
+    /// What the item's stream told, stream thread → control.
+    let radioReports = Mutex<[(Int, StreamEvent)]>([])
 
     // Control-plane bookkeeping (the control plane calls from one thread or actor).
     private var announcedMark = 0  // serial of the last mark announced
@@ -390,6 +400,7 @@ public final class PlaybackEngine: @unchecked Sendable {
     /// Stops both threads (dropping what is queued at once) and waits for them.
     public func shutdown() {
         stopRequested.store(true, ordering: .releasing)
+        endNetworkWait()
         decoderBell.wake()
         outputBell.wake()
         for slot in streamSlots { slot.bell.wake() }
@@ -421,6 +432,7 @@ public final class PlaybackEngine: @unchecked Sendable {
         let request = requests.add(1, ordering: .relaxed).newValue
         commands.withLock { $0.append(.play(item, from: position, request: request)) }
         if resume { pauseRequested.store(false, ordering: .releasing) }
+        endNetworkWait()
         decoderBell.wake()
         outputBell.wake()
         return request
@@ -432,6 +444,7 @@ public final class PlaybackEngine: @unchecked Sendable {
     public func stop() -> Int {
         let request = requests.add(1, ordering: .relaxed).newValue
         commands.withLock { $0.append(.stop) }
+        endNetworkWait()
         decoderBell.wake()
         return request
     }
@@ -596,6 +609,9 @@ public final class PlaybackEngine: @unchecked Sendable {
         let heard = min(heardSample.load(ordering: .acquiring), read)
         let device = currentFormat.load()
         let idle = outputIdle.load(ordering: .acquiring)
+        for (itemID, event) in radioReports.withLock({ r in defer { r.removeAll() }; return r }) {
+            events.append(.radio(itemID: itemID, event))
+        }
         timeline.withLock { t in
             while announcedErrors < t.errors.count {
                 events.append(.itemFailed(itemID: t.errors[announcedErrors].0, t.errors[announcedErrors].1))

@@ -28,12 +28,15 @@ public struct TrackMetadata: Sendable, Equatable {
     /// Seconds; nil when unknown (a stream without a length).
     public var duration: Double?
     public var artwork: Artwork?
+    /// A live stream (internet radio): no length, and no seeking in it.
+    public var isLiveStream: Bool
 
     public init(
         title: String? = nil, artist: String? = nil, album: String? = nil,
         albumArtist: String? = nil, trackNumber: Int? = nil, discNumber: Int? = nil,
-        genre: String? = nil, duration: Double? = nil, artwork: Artwork? = nil
+        genre: String? = nil, duration: Double? = nil, artwork: Artwork? = nil, isLiveStream: Bool = false
     ) {
+        self.isLiveStream = isLiveStream
         self.title = title
         self.artist = artist
         self.album = album

@@ -118,7 +118,8 @@ public struct PlayerCore: Sendable {
             guard let current = currentItemID else { return true }
             return following(current, wraps: repeatMode == .all) != nil
         case .skipForward, .skipBackward, .seekForward, .seekBackward, .changePlaybackPosition:
-            return currentItemID != nil && state != .stopped
+            // A live stream has no position to go to (MPNowPlayingInfoPropertyIsLiveStream).
+            return currentItemID != nil && state != .stopped && currentItem?.metadata.isLiveStream != true
         }
     }
 
@@ -280,7 +281,7 @@ public struct PlayerCore: Sendable {
             albumArtist: metadata.albumArtist, trackNumber: metadata.trackNumber,
             duration: metadata.duration, elapsed: anchorElapsed, rate: effectiveRate,
             defaultRate: 1, queueIndex: playOrder.firstIndex(of: item.id),
-            queueCount: queue.count, isLiveStream: metadata.duration == nil,
+            queueCount: queue.count, isLiveStream: metadata.isLiveStream || metadata.duration == nil,
             artwork: metadata.artwork, timestamp: anchorTime)
     }
 

@@ -55,7 +55,7 @@ struct Connection: ParsableArguments {
 struct Status: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Show what the daemon is playing.",
-        discussion: "--json prints the daemon's status object: state, title, artist, album, duration, elapsed (extrapolated to now), rate (0 while paused, or while playing and nothing is heard), output (ok, or what the output waits for: the device lost, stopped responding or not there yet), queueIndex, queueCount, volume, repeat, shuffle, single, consume, replayGain (mode, preamp, missingPreamp, limit), eligible, commands (name → enabled), artwork, device, library, saveFailure (why the player's state cannot be saved now, or null), nowPlayingLink (session, player, present: the [[link]] whose program's Now Playing this is, or null for the player's own) and links.")
+        discussion: "--json prints the daemon's status object: state, title, artist, album, duration, elapsed (extrapolated to now), rate (0 while paused, or while playing and nothing is heard), output (ok, or what the output waits for: the device lost, stopped responding or not there yet), queueIndex, queueCount, volume, repeat, shuffle, single, consume, replayGain (mode, preamp, missingPreamp, limit), eligible, commands (name → enabled), artwork, device, library, saveFailure (why the player's state cannot be saved now, or null), stream (for an http(s) item: state connecting, playing, reconnecting or failed, attempt, error, station, genre, contentType; else null), nowPlayingLink (session, player, present: the [[link]] whose program's Now Playing this is, or null for the player's own) and links.")
     @OptionGroup var connection: Connection
     @Flag(help: "Print JSON.") var json = false
 
@@ -74,6 +74,13 @@ struct Status: ParsableCommand {
             print("device: \(device["name"]?.stringValue ?? "?") (\(device["state"]?.stringValue ?? "?")), \(device["underruns"]?.intValue ?? 0) underruns")
         }
         if let failure = status["saveFailure"]?.stringValue { print("state not saved: \(failure)") }
+        if let stream = status["stream"], let state = stream["state"]?.stringValue {
+            var line = "stream: \(state)"
+            if let attempt = stream["attempt"]?.intValue { line += " (attempt \(attempt))" }
+            if let error = stream["error"]?.stringValue { line += " after \(error)" }
+            if let station = stream["station"]?.stringValue { line += ", station \(station)" }
+            print(line)
+        }
         let eligible = status["eligible"]?.boolValue == true
         print("now playing: \(eligible ? "eligible" : "not eligible (\(status["eligibility"]?.stringValue ?? ""))")")
     }
@@ -109,10 +116,10 @@ enum StatusLine {
 
 struct Add: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Append files or directories to the queue.",
-        discussion: "Directories are added recursively, in disc, track number and name order. With a music directory configured, paths outside it are refused and relative paths are looked up in it.")
+        abstract: "Append files, directories or internet radio streams (http:// and https:// URLs) to the queue.",
+        discussion: "Directories are added recursively, in disc, track number and name order. With a music directory configured, paths outside it are refused and relative paths are looked up in it. A URL is a live stream: no length, no seeking; a drop is reconnected.")
     @OptionGroup var connection: Connection
-    @Argument(help: "Audio files or directories.") var paths: [String]
+    @Argument(help: "Audio files, directories or http(s) URLs.") var paths: [String]
 
     func run() throws {
         // Paths that exist here are sent absolute: the daemon's working directory is not ours.

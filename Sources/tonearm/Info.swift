@@ -6,9 +6,10 @@ struct Info: ParsableCommand {
     static let configuration = CommandConfiguration(
         abstract: "Show the format and metadata of audio files.",
         discussion: """
-            The format shown is that of the audio frames; when STREAMINFO disagrees with them, \
-            both are shown. With --json, one object per file and line, with the keys file, \
-            sampleRate, channels, bitsPerSample, totalFrames, duration (null when the file \
+            FLAC, MP3, AAC and ALAC (M4A), Ogg Vorbis, Opus, WAV and AIFF, known by their \
+            first bytes. The format shown is that of the decoded audio; when the header \
+            (FLAC's STREAMINFO) disagrees with it, both are shown. With --json, one object per \
+            file and line, with the keys file, codec, sampleRate, channels, bitsPerSample, totalFrames, duration (null when the file \
             does not say), title, artist, album, albumArtist, trackNumber, trackTotal, \
             discNumber, date, genre, replayGain and pictures (type, mimeType, width, height, bytes).
             """

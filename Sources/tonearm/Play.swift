@@ -181,6 +181,8 @@ struct Play: ParsableCommand {
                     finished = true
                 case .streamFinished:
                     break  // it plays no session streams
+                case .radio:
+                    break  // a URL's titles and reconnections are the daemon's to show
                 }
             }
             if let line = underrunLog.line(now: monotonicSeconds()) { logger.warning("\(line)") }

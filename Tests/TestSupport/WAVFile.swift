@@ -142,6 +142,14 @@ public struct WAVFile: Sendable {
         return out
     }
 
+    /// Writes interleaved, right-justified `samples` of `bits` (16 or 24) as a plain PCM WAV:
+    /// what the encoders of the format tests read.
+    public static func write(_ samples: [Int32], channels: Int, sampleRate: Int, bits: Int = 16, to path: String) throws {
+        let body = packLittleEndian(samples, bytesPerSample: bits / 8, shift: 0)
+        let header = header(channels: channels, sampleRate: sampleRate, containerBits: bits, validBits: bits, dataBytes: body.count)
+        try Data(header + body).write(to: URL(fileURLWithPath: path))
+    }
+
     /// A WAVE_FORMAT_EXTENSIBLE header for integer PCM (`validBits` of `containerBits`).
     public static func header(channels: Int, sampleRate: Int, containerBits: Int, validBits: Int, dataBytes: Int) -> [UInt8] {
         func le16(_ v: Int) -> [UInt8] { [UInt8(v & 0xFF), UInt8((v >> 8) & 0xFF)] }

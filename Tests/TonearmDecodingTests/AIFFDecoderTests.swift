@@ -159,7 +159,7 @@ final class AIFFDecoderTests: XCTestCase {
 
     // MARK: Tags
 
-    func testTextChunksReachTrackInfoAndTheID3ChunksPlaceIsKept() throws {
+    func testTextChunksAndTheID3ChunkReachTrackInfo() throws {
         let samples = PCMFixtures.signal(frames: 1000, channels: 2, bits: 16)
         let source = path("plain.aiff")
         try PCMFixtures.sox(samples, bits: 16, channels: 2, sampleRate: 44100, to: source)

@@ -197,7 +197,7 @@ final class WAVDecoderTests: XCTestCase {
     }
 
     /// Tags after the audio, in ISO-8859-1 or UTF-8, NUL-padded; ITRK and IPRT give one
-    /// track number; an `id3 ` chunk's place is kept.
+    /// track number; an `id3 ` chunk's place is kept (a tag too short to read is passed over).
     func testTagsAfterTheDataAndTheID3ChunksPlace() throws {
         let samples = PCMFixtures.signal(frames: 999, channels: 1, bits: 16)
         let info = Array("INFO".utf8)
@@ -219,6 +219,35 @@ final class WAVDecoderTests: XCTestCase {
         XCTAssertEqual(tag.length, UInt64(id3.count))
         XCTAssertEqual(Array(bytes[Int(tag.offset)..<Int(tag.offset + tag.length)]), id3)
         XCTAssertEqual(try decodeAll(decoder), leftJustified(samples, bits: 16), "the data chunk need not be last")
+    }
+
+    /// An `id3 ` chunk's ID3v2 tag is read: its frames first, INFO filling what it lacks; a
+    /// broken one leaves INFO's tags and the audio.
+    func testTheID3ChunksTagComesFirstAndINFOFillsIn() throws {
+        let samples = PCMFixtures.signal(frames: 500, channels: 2, bits: 16)
+        let info = Array("INFO".utf8) + PCMFixtures.riffChunk("INAM", Array("Info title".utf8) + [0])
+            + PCMFixtures.riffChunk("IART", Array("Info artist".utf8) + [0])
+        let id3 = ID3Bytes.tag(version: 4, frames: [ID3Bytes.frame24("TIT2", ID3Bytes.text(3, "Tag title")),
+                                                    ID3Bytes.frame24("TALB", ID3Bytes.text(3, "Tag album")),
+                                                    ID3Bytes.frame24("TRCK", ID3Bytes.text(3, "4/9"))])
+        func file(_ name: String, id3: [UInt8]) throws -> String {
+            let path = self.path(name)
+            try PCMFixtures.write(PCMFixtures.wav(PCMFixtures.fmt(channels: 2, sampleRate: 44100, bits: 16),
+                                                  PCMFixtures.riffChunk("LIST", info), PCMFixtures.riffChunk("id3 ", id3),
+                                                  PCMFixtures.riffChunk("data", packLittleEndian(samples, bytesPerSample: 2, shift: 0))),
+                                  to: path)
+            return path
+        }
+        let tagged = try open(try file("id3.wav", id3: id3))
+        XCTAssertEqual(tagged.info.comments.map { "\($0.name)=\($0.value)" },
+                       ["TITLE=Tag title", "ALBUM=Tag album", "TRACKNUMBER=4/9", "ARTIST=Info artist"])
+        XCTAssertEqual(try decodeAll(tagged), leftJustified(samples, bits: 16))
+        let fd = Glibc.open(path("id3.wav"), O_RDONLY)
+        XCTAssertEqual(try Decoders.metadata(fd: fd, path: path("id3.wav")).album, "Tag album")
+
+        let broken = try open(try file("broken-id3.wav", id3: Array(id3.prefix(10)) + [0xFF, 0xFF]))
+        XCTAssertEqual(broken.info.title, "Info title")
+        XCTAssertEqual(try decodeAll(broken), leftJustified(samples, bits: 16))
     }
 
     // MARK: Sizes

@@ -1,5 +1,6 @@
 import Foundation
 import TestSupport
+import TonearmDecoding
 import XCTest
 @testable import TonearmLibrary
 

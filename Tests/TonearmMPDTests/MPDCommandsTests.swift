@@ -351,7 +351,9 @@ final class MPDCommandsTests: XCTestCase {
         try await expect(plane, ["playid 77"], ["ACK [50@0] {playid} No such song"])
         try await expect(plane, ["repeat maybe"], ["ACK [2@0] {repeat} Boolean (0/1) expected: maybe"])
         try await expect(plane, ["frobnicate"], ["ACK [5@0] {} unknown command \"frobnicate\""])
-        try await expect(plane, ["add \"http://radio/x\""], ["ACK [50@0] {add} Unsupported URI scheme"])
+        try await expect(plane, ["add \"ftp://radio/x\""], ["ACK [50@0] {add} Unsupported URI scheme"])
+        // Internet radio: an http(s) URL is added as it is, as mpd adds a stream.
+        try await expect(plane, ["add \"http://radio/x\""], ["OK"])
         try await expect(plane, ["lsinfo"], ["ACK [52@0] {lsinfo} there is no music library: no music directory is configured"])
     }
 

@@ -10,9 +10,9 @@ import TonearmAudio
 /// `COMM`'s frame count is the length; the `SSND` chunk's offset skips its alignment bytes.
 /// A file that ends inside `SSND` plays what it holds, then `nextBlock()` reports the truncation.
 ///
-/// Tags: NAME → TITLE, AUTH → ARTIST, "(c) " → COPYRIGHT, ANNO → COMMENT. An `ID3 ` chunk's
-/// place is kept (`PCMFileDecoder.id3Tag`), not read.
-public enum AIFFDecoder: DecoderPlugIn {
+/// Tags: an `ID3 ` chunk's ID3v2 tag first; NAME → TITLE, AUTH → ARTIST, "(c) " → COPYRIGHT,
+/// ANNO → COMMENT fill what it lacks.
+public enum AIFFDecoder: PCMFilePlugIn {
     /// mpd plays WAV and AIFF with its "sndfile" plug-in.
     public static let name = "sndfile"
     public static let suffixes = ["aif", "aiff", "aifc"]
@@ -20,14 +20,6 @@ public enum AIFFDecoder: DecoderPlugIn {
 
     public static func recognizes(_ head: FileHead) -> Bool {
         head.starts(with: "FORM") && (head.starts(with: "AIFF", at: 8) || head.starts(with: "AIFC", at: 8))
-    }
-
-    public static func open(_ source: ByteSource, keepPictureData: Bool) throws(DecodeError) -> any AudioDecoder {
-        try PCMFileDecoder(source: source, header: readHeader(source))
-    }
-
-    public static func metadata(_ source: ByteSource) throws(DecodeError) -> TrackInfo {
-        try readHeader(source).info
     }
 
     /// Walks the chunks: `COMM`, `SSND`, the text chunks and `ID3 `, wherever they are. A

@@ -127,8 +127,7 @@ func tagText<Bytes: Collection<UInt8>>(_ bytes: Bytes) -> String {
     return String(String.UnicodeScalarView(text.map { Unicode.Scalar($0) }))
 }
 
-/// An ID3v2 tag kept in a WAV `id3 ` or AIFF `ID3 ` chunk: where its bytes are in the source,
-/// for a reader of ID3v2 tags. The tag itself is not read here.
+/// An ID3v2 tag kept in a WAV `id3 ` or AIFF `ID3 ` chunk: where its bytes are in the source.
 struct EmbeddedID3Tag: Equatable, Sendable {
     var offset: UInt64
     var length: UInt64
@@ -223,6 +222,43 @@ struct PCMFileHeader {
     /// The frames `bytes` of data hold, bounded so that any frame's offset fits an `Int`.
     static func frames(inBytes bytes: UInt64, bytesPerFrame: Int) -> Int {
         Int(min(bytes, 1 << 56) / UInt64(bytesPerFrame))
+    }
+}
+
+/// WAV and AIFF: a header of chunks, then samples a `PCMFileDecoder` plays.
+protocol PCMFilePlugIn: DecoderPlugIn {
+    /// Walks the chunks up to what the file says about itself and where its samples are.
+    static func readHeader(_ source: ByteSource) throws(DecodeError) -> PCMFileHeader
+}
+
+extension PCMFilePlugIn {
+    public static func open(_ source: ByteSource, keepPictureData: Bool) throws(DecodeError) -> any AudioDecoder {
+        var header = try readHeader(source)
+        try header.readID3Tag(from: source, keepPictureData: keepPictureData)
+        return try PCMFileDecoder(source: source, header: header)
+    }
+
+    public static func metadata(_ source: ByteSource) throws(DecodeError) -> TrackInfo {
+        var header = try readHeader(source)
+        try header.readID3Tag(from: source, keepPictureData: false)
+        return header.info
+    }
+}
+
+extension PCMFileHeader {
+    /// The file's ID3v2 chunk read into `info`: its tags first, the text chunks' filling what it
+    /// lacks. A tag that cannot be read leaves the text chunks' tags: the audio is not at stake.
+    /// A stream that cannot seek has passed the chunk already.
+    mutating func readID3Tag(from source: ByteSource, keepPictureData: Bool) throws(DecodeError) {
+        guard let tag = id3Tag, source.isSeekable else { return }
+        try source.seek(to: tag.offset)
+        let header = try source.readUpTo(ID3v2.headerSize)
+        guard ID3v2.tagSize(header: header) != nil,
+              let read = try? ID3v2.read(header: header, restOf: source, keepPictureData: keepPictureData) else { return }
+        var tags = read.tags
+        tags.fill(from: EmbeddedTags(comments: info.comments, pictures: info.pictures))
+        info.comments = tags.comments
+        info.pictures = tags.pictures
     }
 }
 

@@ -14,8 +14,8 @@ import TonearmAudio
 ///
 /// Tags come from the `LIST`/`INFO` chunk: INAM → TITLE, IART → ARTIST, IPRD → ALBUM,
 /// ICRD → DATE, IGNR → GENRE, ITRK or IPRT → TRACKNUMBER, ICMT → COMMENT, ICOP → COPYRIGHT,
-/// ISFT → ENCODER. An `id3 ` chunk's place is kept (`PCMFileDecoder.id3Tag`), not read.
-public enum WAVDecoder: DecoderPlugIn {
+/// ISFT → ENCODER. An `id3 ` chunk's ID3v2 tag comes first, the INFO tags fill what it lacks.
+public enum WAVDecoder: PCMFilePlugIn {
     /// mpd plays WAV and AIFF with its "sndfile" plug-in.
     public static let name = "sndfile"
     public static let suffixes = ["wav", "wave"]
@@ -23,14 +23,6 @@ public enum WAVDecoder: DecoderPlugIn {
 
     public static func recognizes(_ head: FileHead) -> Bool {
         (head.starts(with: "RIFF") || head.starts(with: "RF64")) && head.starts(with: "WAVE", at: 8)
-    }
-
-    public static func open(_ source: ByteSource, keepPictureData: Bool) throws(DecodeError) -> any AudioDecoder {
-        try PCMFileDecoder(source: source, header: readHeader(source))
-    }
-
-    public static func metadata(_ source: ByteSource) throws(DecodeError) -> TrackInfo {
-        try readHeader(source).info
     }
 
     /// Walks the chunks: `fmt `, `data`, `LIST`/`INFO` and `id3 `, wherever they are. A stream

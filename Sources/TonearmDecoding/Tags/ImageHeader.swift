@@ -3,14 +3,20 @@
 /// PNG keeps the size in IHDR, at a fixed offset. JPEG keeps it in the first SOFn segment,
 /// after any APPn (JFIF, Exif with its thumbnail), DQT or DHT segments; each segment says its
 /// length, so the walk reads a few bytes per segment and never the image data.
-struct ImageHeader: Equatable {
-    var mimeType: String
-    var width: Int?
-    var height: Int?
+public struct ImageHeader: Equatable, Sendable {
+    public var mimeType: String
+    public var width: Int?
+    public var height: Int?
+
+    public init(mimeType: String, width: Int? = nil, height: Int? = nil) {
+        self.mimeType = mimeType
+        self.width = width
+        self.height = height
+    }
 
     /// `read(offset, count)` gives up to `count` bytes at `offset` (fewer at the end, none on
     /// a failure). Nil when the bytes are neither PNG nor JPEG.
-    static func parse(read: (_ offset: Int, _ count: Int) -> [UInt8]) -> ImageHeader? {
+    public static func parse(read: (_ offset: Int, _ count: Int) -> [UInt8]) -> ImageHeader? {
         let start = read(0, 24)
         if start.starts(with: pngSignature) {
             guard start.count == 24, start[12..<16].elementsEqual("IHDR".utf8) else {
@@ -25,10 +31,13 @@ struct ImageHeader: Equatable {
         return nil
     }
 
-    static func parse(_ bytes: [UInt8]) -> ImageHeader? {
+    public static func parse(_ bytes: [UInt8]) -> ImageHeader? { parse(bytes[...]) }
+
+    public static func parse(_ bytes: ArraySlice<UInt8>) -> ImageHeader? {
         parse { offset, count in
             guard offset < bytes.count else { return [] }
-            return Array(bytes[offset..<min(bytes.count, offset + count)])
+            let start = bytes.startIndex + offset
+            return Array(bytes[start..<min(bytes.endIndex, start + count)])
         }
     }
 
