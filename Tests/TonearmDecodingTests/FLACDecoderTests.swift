@@ -228,6 +228,26 @@ final class FLACDecoderTests: XCTestCase {
         }
     }
 
+    /// A STREAMINFO claiming one block size larger than the frames' has libFLAC number the
+    /// frames by it and fill each gap with silence, 16 times the music here: it is refused as
+    /// soon as a second frame shows that the short first one was not the last.
+    func testAFixedBlockSizeLargerThanTheFramesIsRefused() throws {
+        let samples = leftJustified(signal(frames: 10000, channels: 2, bits: 16), bits: 16)
+        let file = path("padded.flac")
+        try LibFLACEncoder.write(signal(frames: 10000, channels: 2, bits: 16), to: file, sampleRate: 44100, channels: 2, bits: 16,
+                                 blockSize: 4096)
+        var liar = try FLACBytes(path: file)
+        liar.minBlockSize = 65535
+        liar.maxBlockSize = 65535
+        try liar.write(to: file)
+        let decoder = try FLACDecoder(path: file)
+        var decoded: [Int32] = []
+        XCTAssertThrowsError(try { while let block = try decoder.nextBlock() { decoded += block } }()) { error in
+            XCTAssertEqual("\(error)", "\(file): corrupt metadata: STREAMINFO gives blocks of 65535 frames, the first frame holds 4096")
+        }
+        XCTAssertEqual(decoded, Array(samples.prefix(2 * 4096)))
+    }
+
     func testAChannelCountChangeMidStreamIsRefused() throws {
         let a = path("a.flac"), b = path("b.flac")
         try LibFLACEncoder.write(signal(frames: 8192, channels: 2, bits: 16), to: a, sampleRate: 44100, channels: 2, bits: 16, blockSize: 4096)

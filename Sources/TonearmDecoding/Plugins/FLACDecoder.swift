@@ -42,6 +42,7 @@ public final class FLACDecoder: AudioDecoder, DecoderPlugIn {
     private var comments: [(name: String, value: String)] = []
     private var pictures: [Picture] = []
     private var establishedFormat: StreamFormat?
+    private var firstBlockSize: Int?
     private var failure: DecodeError.Reason?
     public private(set) var errorCounts = DecodeErrorCounts()
 
@@ -216,12 +217,21 @@ public final class FLACDecoder: AudioDecoder, DecoderPlugIn {
                 failure = .formatChange("bit depth (\(established.bitsPerSample) → \(format.bitsPerSample) bits at frame \(nextFrame))")
                 return false
             }
+            // libFLAC numbers the frames by STREAMINFO's block size when it gives only one, and
+            // fills a gap in the numbering with up to 50 frames of silence: blocks claimed larger
+            // than the first frame's (not the last, as this second frame shows) would put that
+            // silence after every frame, many times the music.
+            if let streamInfo, streamInfo.minBlock == streamInfo.maxBlock, let first = firstBlockSize, first < streamInfo.maxBlock {
+                failure = .badMetadata("STREAMINFO gives blocks of \(streamInfo.maxBlock) frames, the first frame holds \(first)")
+                return false
+            }
         } else {
             guard (1...8).contains(format.channels), (4...32).contains(format.bitsPerSample), format.sampleRate > 0 else {
                 failure = .decoder("unsupported frame format \(format)")
                 return false
             }
             establishedFormat = format
+            firstBlockSize = Int(header.blocksize)
         }
         let frames = Int(header.blocksize)
         let channels = format.channels
