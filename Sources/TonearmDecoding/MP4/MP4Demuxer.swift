@@ -9,8 +9,13 @@ struct BoxType: Hashable, CustomStringConvertible {
         raw = text.unicodeScalars.reduce(0) { ($0 << 8) | ($1.value & 0xFF) }
     }
 
+    /// Latin-1 (iTunes' '©'), with a control character shown as "?": an error stays one line
+    /// whatever bytes a broken file has where a type should be.
     var description: String {
-        String((0..<4).map { Character(Unicode.Scalar(UInt8(truncatingIfNeeded: raw >> (24 - 8 * UInt32($0))))) })
+        String((0..<4).map { index -> Character in
+            let byte = UInt8(truncatingIfNeeded: raw >> (24 - 8 * UInt32(index)))
+            return byte < 0x20 || (0x7F...0x9F).contains(byte) ? "?" : Character(Unicode.Scalar(byte))
+        })
     }
 }
 
