@@ -24,13 +24,6 @@ final class DaemonIcecastTests: XCTestCase {
         return world
     }
 
-    /// Icecast with its files in the bench's `icecast/`.
-    private func icecast(_ world: DaemonBench) throws -> IcecastServer {
-        let directory = world.path("icecast")
-        try FileManager.default.createDirectory(atPath: directory, withIntermediateDirectories: true)
-        return try IcecastServer(directory: directory)
-    }
-
     /// `seconds` of a tagged tone as a 128 kb/s MP3.
     private func mp3(_ world: DaemonBench, _ name: String, seconds: Double) throws -> String {
         let flac = try world.fixture(name + ".flac", taggedFixture(1, seconds: seconds))
@@ -60,7 +53,7 @@ final class DaemonIcecastTests: XCTestCase {
 
     func testAnMP3MountPlaysAndTheTitlesSetThroughTheAdminAPIReachStatus() throws {
         let world = try radioDaemon()
-        let server = try icecast(world)
+        let server = try IcecastServer()
         try server.startMP3Source(file: try mp3(world, "live", seconds: 10), mount: "/live.mp3")
         try world.ok("add", server.url("/live.mp3"))
         try world.ok("play")
@@ -82,7 +75,7 @@ final class DaemonIcecastTests: XCTestCase {
 
     func testAnOggMountPlaysAndTheNextChainedFilesTitleReachesStatus() throws {
         let world = try radioDaemon()
-        let server = try icecast(world)
+        let server = try IcecastServer()
         let first = try vorbis(world, 1, title: "Ogg First", seconds: 12)
         let second = try vorbis(world, 2, title: "Ogg Second", seconds: 30)
         let subscriber = try world.daemon.connect()
@@ -108,7 +101,7 @@ final class DaemonIcecastTests: XCTestCase {
     func testAServerKilledForSecondsIsReconnectedToAndItsNewTitleShown() throws {
         let world = try radioDaemon()
         let daemon = world.daemon
-        let server = try icecast(world)
+        let server = try IcecastServer()
         let file = try mp3(world, "live", seconds: 10)
         try server.startMP3Source(file: file, mount: "/live.mp3")
         try world.ok("add", server.url("/live.mp3"))
