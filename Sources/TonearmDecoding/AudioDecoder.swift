@@ -13,6 +13,13 @@ public protocol AudioDecoder: AnyObject {
     var position: Int { get }
     /// Positions the decoder so that the next block starts exactly at `frame`.
     func seek(toFrame frame: Int) throws(DecodeError)
+    /// Counts the changes of `info.comments` while playing: a chained Ogg stream's next link
+    /// brings its own tags (a station's next song). 0 for a decoder whose tags never change.
+    var tagChanges: Int { get }
+}
+
+extension AudioDecoder {
+    public var tagChanges: Int { 0 }
 }
 
 /// One format: how it is recognised, opened for playing, and read for its tags alone. Each is

@@ -29,7 +29,9 @@ private struct PlayerDecoding: ProducerPolicy {
     let engine: PlaybackEngine
     /// The item being decoded, and its decoder.
     var item: EngineItem?
-    var decoder: (any AudioDecoder)?
+    var decoder: (any AudioDecoder)? {
+        didSet { reportedTagChanges = nil }
+    }
     /// The source format of the run the device is set up for.
     var source: StreamFormat?
     /// The `play` the items being decoded follow from.
@@ -38,6 +40,8 @@ private struct PlayerDecoding: ProducerPolicy {
     var framesLeft: Int?
     /// The network stream the decoder reads, for an http(s) item.
     var stream: HTTPSource?
+    /// The decoder's count of tag changes when a stream's title was last looked for in its tags.
+    var reportedTagChanges: Int?
 
     init(engine: PlaybackEngine) { self.engine = engine }
 
@@ -62,6 +66,7 @@ private struct PlayerDecoding: ProducerPolicy {
     mutating func nextBlock() -> SourceBlock {
         do throws(DecodeError) {
             guard framesLeft != 0, let decoder, let block = try decoder.nextBlock() else { return .ended }
+            if stream != nil { reportTitle(decoder) }
             guard let left = framesLeft else { return .samples(block) }
             // An item that ends before its file: the block is cut at the end's frame.
             let channels = decoder.info.format.channels
@@ -71,6 +76,15 @@ private struct PlayerDecoding: ProducerPolicy {
         } catch {
             return .failed(error)
         }
+    }
+
+    /// A stream's tags that change as it plays name what plays now (a chained Ogg stream's next
+    /// link): its title goes where an ICY title goes, when it has one. The tags a connection
+    /// starts with are left to the ICY title, the playlist's and the station's name.
+    private mutating func reportTitle(_ decoder: any AudioDecoder) {
+        guard decoder.tagChanges > 0, reportedTagChanges != decoder.tagChanges else { return }
+        reportedTagChanges = decoder.tagChanges
+        if let title = decoder.info.title, let id = item?.id { engine.radioReported(id, .title(title)) }
     }
 
     mutating func sourceEnded(_ producer: inout Producer, failure: DecodeError?) -> Bool {

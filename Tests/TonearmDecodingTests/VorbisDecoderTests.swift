@@ -187,6 +187,33 @@ final class VorbisDecoderTests: XCTestCase {
         }
     }
 
+    func testEachLinksTagsBecomeTheTrackInfosAsTheLinkStarts() throws {
+        // A station's chained stream: each song a link with its own comments.
+        let a = try OggFixtures.vorbis(signal(frames: 100_000, channels: 2), channels: 2, sampleRate: 44100, to: path("a.ogg"),
+                                       arguments: ["-s", "1", "-t", "First Song", "-a", "Station"])
+        let b = try OggFixtures.vorbis(signal(frames: 70000, channels: 2, seed: 2), channels: 2, sampleRate: 44100, to: path("b.ogg"),
+                                       arguments: ["-s", "2", "-t", "Second Song"])
+        let chained = path("chained.ogg")
+        try concatenate([a, b], to: chained)
+        for decoder in [try VorbisDecoder(path: chained), try VorbisDecoder(source: UnseekableSource(path: chained))] {
+            XCTAssertEqual(decoder.info.title, "First Song")
+            XCTAssertEqual(decoder.tagChanges, 0)
+            var changes: [(frame: Int, title: String?, artist: String?)] = []
+            var seen = decoder.tagChanges
+            var start = decoder.position
+            while try decoder.nextBlock() != nil {
+                if decoder.tagChanges != seen {
+                    seen = decoder.tagChanges
+                    changes.append((start, decoder.info.title, decoder.info.artist))
+                }
+                start = decoder.position
+            }
+            XCTAssertEqual(changes.map(\.frame), [100_000], "the second link's tags come with its first block")
+            XCTAssertEqual(changes.map(\.title), ["Second Song"])
+            XCTAssertEqual(changes.map(\.artist), [nil], "the first link's other tags go with it")
+        }
+    }
+
     func testBadFilesFailWithOneClearError() throws {
         let good = try OggFixtures.vorbis(signal(frames: 4 * 44100, channels: 2), channels: 2, sampleRate: 44100, to: path("good.ogg"))
         let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: good)))

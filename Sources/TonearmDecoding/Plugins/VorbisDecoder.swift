@@ -14,7 +14,8 @@ import Glibc
 /// libvorbisfile trims the encoder's priming and padding by the granule positions, so the
 /// frames are exactly the music and `totalFrames` (a seekable source's `ov_pcm_total`) is
 /// exact. A chained stream whose next link has another rate or channel count stops with
-/// `DecodeError.Reason.formatChange`; links of one format play on as one track. Gaps in the
+/// `DecodeError.Reason.formatChange`; links of one format play on as one track, and `info.comments`
+/// become each link's own as it starts (`tagChanges` counts them). Gaps in the
 /// data (lost pages) are counted in `errorCounts` and reported at the end.
 public final class VorbisDecoder: AudioDecoder, DecoderPlugIn {
     public static let name = "vorbis"
@@ -31,6 +32,8 @@ public final class VorbisDecoder: AudioDecoder, DecoderPlugIn {
     public private(set) var info: TrackInfo
     public private(set) var position = 0
     public private(set) var errorCounts = DecodeErrorCounts()
+    public private(set) var tagChanges = 0
+    private let keepPictureData: Bool
 
     fileprivate let input: OggInput
     private let file: UnsafeMutablePointer<OggVorbis_File>
@@ -52,6 +55,7 @@ public final class VorbisDecoder: AudioDecoder, DecoderPlugIn {
     public init(source: ByteSource, keepPictureData: Bool = false) throws(DecodeError) {
         let path = source.name
         self.path = path
+        self.keepPictureData = keepPictureData
         let input = try OggInput(source)
         self.input = input
         let head = input.head
@@ -128,6 +132,7 @@ public final class VorbisDecoder: AudioDecoder, DecoderPlugIn {
             // no frame is lost there. Any other hole is lost data.
             if holePending && (n == 0 || link == currentLink) { errorCounts.lostSync += 1 }
             holePending = false
+            let linkStarts = link != currentLink
             currentLink = link
             if n == 0 { return try end() }
             if let vi = ov_info(file, link)?.pointee, vi.rate != info.format.sampleRate || Int(vi.channels) != channels {
@@ -136,6 +141,7 @@ public final class VorbisDecoder: AudioDecoder, DecoderPlugIn {
                     : "channel count (\(channels) → \(vi.channels) at frame \(position))"
                 return try fail(.formatChange(change))
             }
+            if linkStarts { takeComments(of: link) }
             guard let pcm else { return try fail(.decoder("no samples")) }
             let frames = Int(n)
             for c in 0..<channels {
@@ -149,6 +155,16 @@ public final class VorbisDecoder: AudioDecoder, DecoderPlugIn {
             position += frames
             return UnsafeBufferPointer(start: buffer, count: frames * channels)
         }
+    }
+
+    /// A new link's tags replace the last one's.
+    private func takeComments(of link: Int32) {
+        guard let vc = ov_comment(file, link)?.pointee else { return }
+        var tags = VorbisComments(keepPictureData: keepPictureData)
+        tags.add(count: Int(vc.comments), entries: vc.user_comments, lengths: vc.comment_lengths)
+        tags.finish()
+        info.comments = tags.comments
+        tagChanges += 1
     }
 
     private func fail(_ reason: DecodeError.Reason) throws(DecodeError) -> UnsafeBufferPointer<Int32>? {
