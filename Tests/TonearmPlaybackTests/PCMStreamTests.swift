@@ -48,6 +48,9 @@ final class PCMStreamTests: XCTestCase {
     func testFeedingBeyondTheBacklogIsRefusedUntilItDrains() throws {
         let engine = nullDeviceEngine()
         let handle = try engine.startStream(format: stereo48k)
+        // Held, so that the null device, which does not pace, cannot drain it meanwhile.
+        engine.holdStream(handle)
+        XCTAssertTrue(waitUntil(5) { engine.isStreamHeld(handle) }, "not held")
         // Accepted while less than 2 s waits, however large; then refused, taking nothing.
         let big = tone(frames: 48000 * 20, channels: 2, sampleRate: 48000)
         let small = tone(frames: 4800, channels: 2, sampleRate: 48000)
@@ -55,6 +58,7 @@ final class PCMStreamTests: XCTestCase {
         XCTAssertFalse(engine.feedStream(handle, samples: small), "fed beyond 2 s of backlog")
         XCTAssertGreaterThan(engine.streamBacklogFrames(handle), 2 * 48000)
 
+        engine.releaseStream(handle)
         XCTAssertTrue(waitUntil(5) { engine.streamBacklogFrames(handle) < 2 * 48000 }, "the backlog never drained")
         XCTAssertTrue(engine.feedStream(handle, samples: small), "refused once the backlog had drained")
         engine.endStream(handle)
