@@ -2,9 +2,9 @@ import Foundation
 import TestSupport
 import XCTest
 
-/// Internet radio from a real server: Debian's icecast2 on loopback, fed by ffmpeg (MP3, titles
-/// set through icecast's admin API) and ezstream (chained Ogg Vorbis, titles in each file's
-/// comments), played by the daemon to the paced test device.
+/// Internet radio from a real server: Debian's icecast2 on loopback, fed by ffmpeg (MP3 and ADTS
+/// AAC, titles set through icecast's admin API) and ezstream (chained Ogg Vorbis, titles in each
+/// file's comments), played by the daemon to the paced test device.
 final class DaemonIcecastTests: XCTestCase {
     override func setUpWithError() throws {
         try requirePacedDevice()
@@ -67,6 +67,62 @@ final class DaemonIcecastTests: XCTestCase {
 
         try announce("Artist A - First Song", server, world)
         try announce("Artist B - Second Song", server, world)
+        let status = try world.daemon.status()
+        XCTAssertEqual(status.object("stream")?.string("state"), "playing", jsonText(status))
+        XCTAssertEqual(status.double("rate"), 1, jsonText(status))
+        server.stop()
+    }
+
+    /// ffmpeg sending `file` (ADTS AAC) to `mount` at its own rate, over and over, as
+    /// `audio/aac`; returns once icecast lists the mount. The caller ends the process.
+    private func startAACSource(_ server: IcecastServer, file: String, mount: String) throws -> RunningProcess {
+        let logPath = server.directory + "/aac-source.log"
+        let source = try RunningProcess("ffmpeg", [
+            "-nostdin", "-loglevel", "error", "-re", "-stream_loop", "-1", "-i", file, "-c", "copy",
+            "-content_type", "audio/aac", "-f", "adts", "icecast://source:\(server.sourcePassword)@127.0.0.1:\(server.port)\(mount)",
+        ], stdoutPath: logPath, stderrPath: logPath)
+        let deadline = monotonicSeconds() + 20
+        while monotonicSeconds() < deadline {
+            if let reply = httpGet(port: server.port, "/status-json.xsl"), reply.body.contains("\"listenurl\":\"\(server.url(mount))\"") {
+                return source
+            }
+            guard source.isRunning else { break }
+            sleepSeconds(0.05)
+        }
+        source.send(SIGKILL)
+        let why = (try? String(contentsOfFile: logPath, encoding: .utf8)) ?? ""
+        throw TestSupportError("ffmpeg did not start \(mount): \(why)\n\(server.log)")
+    }
+
+    /// An AAC mount (ADTS from ffmpeg): a listener joins wherever icecast's burst starts, which
+    /// need not be a frame's start.
+    func testAnAACMountPlaysAndTheTitlesSetThroughTheAdminAPIReachStatus() throws {
+        let world = try radioDaemon()
+        let server = try IcecastServer()
+        let flac = try world.fixture("live.flac", taggedFixture(1, seconds: 10, sampleRate: 44100))
+        let file = world.path("live.aac")
+        try runChecked("ffmpeg", ["-v", "error", "-y", "-i", flac, "-c:a", "aac", "-b:a", "128k", "-f", "adts", file], timeout: 120)
+        let source = try startAACSource(server, file: file, mount: "/live.aac")
+        defer {
+            source.send(SIGTERM)
+            source.wait(timeout: 10)
+        }
+        try world.ok("add", server.url("/live.aac"))
+        try world.ok("play")
+        let playing = try world.waitForStatus(timeout: 30, "the AAC mount plays") {
+            $0.string("state") == "playing" && $0.object("stream")?.string("state") == "playing" && $0.double("rate") == 1
+        }
+        XCTAssertEqual(playing.object("stream")?.string("contentType"), "audio/aac", jsonText(playing))
+        XCTAssertEqual(playing.object("commands")?.bool("changePlaybackPosition"), false, "a live stream cannot seek")
+        let heardFrom = playing.double("elapsed") ?? 0
+        try world.waitForStatus(timeout: 30, "the AAC mount heard: elapsed runs") {
+            $0.object("device")?.string("state") == "open" && ($0.double("elapsed") ?? 0) > heardFrom + 0.5
+        }
+
+        for title in ["AAC Artist - First Song", "AAC Artist - Second Song"] {
+            try server.setTitle(title, mount: "/live.aac")
+            try world.waitForStatus(timeout: 30, "the title \(title)") { $0.string("title") == title }
+        }
         let status = try world.daemon.status()
         XCTAssertEqual(status.object("stream")?.string("state"), "playing", jsonText(status))
         XCTAssertEqual(status.double("rate"), 1, jsonText(status))

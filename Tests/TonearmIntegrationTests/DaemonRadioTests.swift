@@ -2,7 +2,7 @@ import Foundation
 import TestSupport
 import XCTest
 
-/// Internet radio through the daemon: a FLAC station served by Tests/Radio/radio_server.py
+/// Internet radio through the daemon: a FLAC (and an AAC) station served by Tests/Radio/radio_server.py
 /// (paced at the stream's own rate, ICY titles interleaved), played to the paced test device.
 final class DaemonRadioTests: XCTestCase {
     override func setUpWithError() throws { try requirePacedDevice() }
@@ -93,6 +93,58 @@ final class DaemonRadioTests: XCTestCase {
         XCTAssertTrue(log.contains { $0.contains("reconnecting (attempt 1") }, daemonReport(daemon))
         XCTAssertTrue(log.contains { $0.contains("connected again; playing on") }, daemonReport(daemon))
         XCTAssertGreaterThanOrEqual(radio.requests.count, 1, "the restarted station was asked again")
+    }
+
+    /// An AAC station (raw ADTS, `audio/aac`, as most stations send): it plays, its ICY titles
+    /// reach status, and a drop is reconnected to.
+    func testAnAACStationPlaysShowsItsTitlesAndIsReconnectedAfterADrop() throws {
+        try XCTSkipUnless(toolsAvailable("ffmpeg"), "ffmpeg makes the AAC station's stream")
+        let world = try radioDaemon()
+        let daemon = world.daemon
+        let seconds = 20.0
+        let flac = try world.fixture("aac-station.flac", taggedFixture(1, seconds: seconds, sampleRate: 44100))
+        let file = world.path("aac-station.aac")
+        try runChecked("ffmpeg", ["-v", "error", "-y", "-i", flac, "-c:a", "aac", "-b:a", "128k", "-f", "adts", file], timeout: 120)
+        let size = (try FileManager.default.attributesOfItem(atPath: file)[.size] as? Int) ?? 0
+        let radio = try RadioStation(file: file, arguments: [
+            "--rate", String(Int(Double(size) / seconds)), "--content-type", "audio/aac", "--bitrate", "128",
+            "--metaint", "8000", "--title-every", "8", "--titles", "AAC Artist - First", "AAC Artist - Second",
+        ])
+        try world.ok("add", radio.url())
+        try world.ok("play")
+
+        let first = try world.waitForStatus(timeout: 20, "the AAC station's first ICY title") {
+            $0.string("title") == "AAC Artist - First" && $0.double("rate") == 1
+        }
+        XCTAssertEqual(first.string("state"), "playing", jsonText(first))
+        XCTAssertEqual(first.object("stream")?.string("state"), "playing", jsonText(first))
+        XCTAssertEqual(first.object("stream")?.string("contentType"), "audio/aac", jsonText(first))
+        XCTAssertEqual(first.string("album"), "Tonearm Test Radio", jsonText(first))
+        XCTAssertTrue(first.isNull("duration") || first["duration"] == nil, jsonText(first))
+        XCTAssertEqual(first.object("commands")?.bool("changePlaybackPosition"), false, "a live stream cannot seek")
+        let startedAt = first.double("elapsed") ?? 0
+        try world.waitForStatus(timeout: 20, "the AAC station heard: elapsed runs") {
+            $0.object("device")?.string("state") == "open" && ($0.double("elapsed") ?? 0) > startedAt + 0.5
+        }
+        try world.waitForStatus(timeout: 20, "the second ICY title") { $0.string("title") == "AAC Artist - Second" }
+
+        radio.kill()
+        let down = try world.waitForStatus(timeout: 20, "reconnecting once the station is gone") {
+            $0.object("stream")?.string("state") == "reconnecting"
+        }
+        XCTAssertEqual(down.string("state"), "playing", "an outage is not an end: \(jsonText(down))")
+        try radio.start()
+        let back = try world.waitForStatus(timeout: 30, "the AAC station playing again once it is back") {
+            $0.object("stream")?.string("state") == "playing" && $0.double("rate") == 1 && $0.string("title") == "AAC Artist - First"
+        }
+        let resumedAt = back.double("elapsed") ?? 0
+        try world.waitForStatus(timeout: 20, "elapsed running again") {
+            $0.object("device")?.string("state") == "open" && ($0.double("elapsed") ?? 0) > resumedAt + 0.5
+        }
+        let log = daemonLogLines(daemon.log)
+        XCTAssertTrue(log.contains { $0.contains("(audio/aac)") }, daemonReport(daemon))
+        XCTAssertTrue(log.contains { $0.contains("connected again; playing on") }, daemonReport(daemon))
+        XCTAssertFalse(log.contains { $0.contains("ADTS") }, "no frame was lost: \(daemonReport(daemon))")
     }
 
     func testA404FailsTheItemAndASilentStationIsReconnecting() throws {

@@ -17,7 +17,8 @@ protocol MP4Codec: AnyObject {
 
 /// MP4/M4A files: AAC through libfaad (`AACDecoder`) and Apple Lossless (`ALACDecoder`),
 /// chosen by the track's sample description, behind one plug-in that owns the demuxer; and
-/// raw ADTS `.aac` streams (`ADTSFrames`), whose frames make the same sample table.
+/// raw ADTS `.aac` files (`ADTSFrames`), whose frames make the same sample table. ADTS from a
+/// source that cannot seek (internet radio) is decoded frame by frame (`ADTSStreamDecoder`).
 ///
 /// The frames are exactly the music: the encoder's priming and padding are cut by the iTunes
 /// gapless tag (iTunSMPB) or, without it, the track's edit list (whose media time is the
@@ -30,23 +31,33 @@ public final class MP4Decoder: AudioDecoder, DecoderPlugIn {
     /// played by the same plug-in.
     public static let name = "faad"
     public static let suffixes = ["m4a", "mp4", "aac"]
-    public static let mimeTypes = ["audio/mp4", "audio/aac", "audio/x-m4a"]
+    /// A station's ADTS stream is `audio/aac`, `audio/aacp` (HE-AAC) or `audio/x-aac`.
+    public static let mimeTypes = ["audio/mp4", "audio/aac", "audio/x-m4a", "audio/aacp", "audio/x-aac"]
 
     public static func recognizes(_ head: FileHead) -> Bool { head.starts(with: "ftyp", at: 4) || ADTSFrames.starts(head.bytes) }
 
+    /// A source that cannot seek (a station) is ADTS read frame by frame (`ADTSStreamDecoder`).
     public static func open(_ source: ByteSource, keepPictureData: Bool) throws(DecodeError) -> any AudioDecoder {
-        try MP4Decoder(source: source, keepPictureData: keepPictureData)
+        guard source.isSeekable else { return try ADTSStreamDecoder(source: source) }
+        return try MP4Decoder(source: source, keepPictureData: keepPictureData)
     }
 
-    /// The boxes alone: no codec is opened, so the format is the sample description's.
+    /// The boxes alone: nothing is decoded. The format is the sample description's, as libfaad
+    /// reads it for AAC (the rate it plays at), so a scan and playing say the same.
     public static func metadata(_ source: ByteSource) throws(DecodeError) -> TrackInfo {
         let movie = try parse(source, keepPictureData: false)
         let format: StreamFormat
         let codec: String
         switch movie.entry {
         case .aac(let config, let channels, let rate):
-            let asc = AudioSpecificConfig(config)
-            format = StreamFormat(sampleRate: asc?.sampleRate ?? rate, channels: asc?.channels ?? channels, bitsPerSample: 16)
+            // The rate libfaad gives, as playing it does: a core rate of 24 kHz or less is
+            // doubled, as HE-AAC's SBR may be signalled in the frames alone.
+            if let opened = try? AACDecoder(path: source.name, audioSpecificConfig: config) {
+                format = opened.format
+            } else {
+                let asc = AudioSpecificConfig(config)
+                format = StreamFormat(sampleRate: asc?.sampleRate ?? rate, channels: asc?.channels ?? channels, bitsPerSample: 16)
+            }
             codec = "AAC"
         case .alac(let cookie):
             guard let config = ALACDecoder.Config(cookie: cookie) else {
