@@ -20,9 +20,13 @@ public protocol ByteSource: AnyObject {
     var length: UInt64? { get }
     /// Whether the last read met the end.
     var atEnd: Bool { get }
+    /// The media type its server gave (a station's `Content-Type`), when it has one.
+    var mimeType: String? { get }
 }
 
 extension ByteSource {
+    public var mimeType: String? { nil }
+
     /// Reads exactly `count` bytes at `offset`, or fewer at the end; the position is restored.
     public func peek(_ count: Int, at offset: UInt64) throws(DecodeError) -> [UInt8] {
         let saved = self.offset

@@ -39,10 +39,15 @@ public enum Decoders {
         return try plugIn(for: source).metadata(source)
     }
 
-    /// The plug-in for `source`'s first bytes, else for its name. The source is left at its start.
+    /// The plug-in for `source`'s first bytes, else for the media type its server gave (a
+    /// station's connection may start in the middle of a frame), else for its name. The source
+    /// is left at its start.
     public static func plugIn(for source: ByteSource) throws(DecodeError) -> any DecoderPlugIn.Type {
         let head = try readHead(source)
         if let found = all.first(where: { $0.recognizes(head) }) { return found }
+        if let type = source.mimeType.map(mediaType), let typed = all.first(where: { $0.mimeTypes.contains(type) }) {
+            return typed
+        }
         if let named = plugIn(forName: source.name) { return named }
         if head.bytes.isEmpty { throw DecodeError(path: source.name, reason: .empty) }
         throw DecodeError(path: source.name, reason: .unrecognised)
@@ -64,6 +69,12 @@ public enum Decoders {
         try source.seek(to: start + UInt64(size))
         bytes = try source.readUpTo(64)
         return FileHead(bytes: bytes, offset: size, id3v2Size: size)
+    }
+
+    /// `audio/AACP; charset=x` → `audio/aacp`.
+    static func mediaType(_ contentType: String) -> String {
+        let type = contentType.prefix { $0 != ";" }
+        return String(type.drop { $0 == " " }.reversed().drop { $0 == " " }.reversed()).lowercased()
     }
 
     static func suffix(of name: String) -> String? {

@@ -64,6 +64,8 @@ public final class HTTPSource: ByteSource, @unchecked Sendable {
     public private(set) var atEnd = false
     public var isSeekable: Bool { false }
     public var length: UInt64? { nil }
+    /// The current connection's `Content-Type`.
+    public var mimeType: String? { shared.contentType }
 
     /// Starts connecting to `url` at once. `onEvent` is called on the stream's thread and must
     /// not block.
@@ -169,6 +171,8 @@ private final class Shared: @unchecked Sendable {
     private var connectionBytes = 0
     private var lastTitle: String??
     private var capacitySet = false
+    /// The Content-Type of the connection whose bytes are being read (guarded by `lock`).
+    private var connectionType: String?
 
     init(url: String, options: HTTPSource.Options, library: String, onEvent: @escaping @Sendable (StreamEvent) -> Void) {
         self.url = url
@@ -207,6 +211,7 @@ private final class Shared: @unchecked Sendable {
     var currentState: StreamState { withLock { state } }
     var hasDelivered: Bool { withLock { delivered } }
     var pauseCount: Int { withLock { pauses } }
+    var contentType: String? { withLock { connectionType } }
 
     func cancel(closing: Bool) {
         withLock {
@@ -503,6 +508,7 @@ private final class Shared: @unchecked Sendable {
         let kbits = station.bitrate ?? Self.assumedBitrate(contentType: station.contentType)
         let prebuffer = max(16 * 1024, kbits * 1000 / 8 * options.bufferMilliseconds / 1000)
         withLock {
+            connectionType = station.contentType
             buffer.size(prebuffer: prebuffer)
             prebufferDeadline = Self.deadline(after: Double(options.bufferMilliseconds) / 1000)
         }

@@ -24,12 +24,15 @@ final class ADTSStreamTests: XCTestCase {
         let bytes: [UInt8]
         let piece: Int
         let rewind: Bool
+        let mimeType: String?
         private(set) var offset: UInt64 = 0
         private(set) var atEnd = false
         private(set) var reads = 0
 
-        init(_ bytes: [UInt8], name: String = "http://127.0.0.1/stream", piece: Int = 1000, rewind: Bool = false) {
+        init(_ bytes: [UInt8], name: String = "http://127.0.0.1/stream", piece: Int = 1000, rewind: Bool = false,
+             mimeType: String? = nil) {
             self.bytes = bytes
+            self.mimeType = mimeType
             self.name = name
             self.piece = piece
             self.rewind = rewind
@@ -156,6 +159,30 @@ final class ADTSStreamTests: XCTestCase {
             let expected = Array(all[(k * 1024 * 2)...])
             XCTAssertEqual(streamed.samples.count, expected.count, "from frame \(k + 1) on, after dropping \(dropped) bytes")
             XCTAssertTrue(streamed.samples == expected, "the file's samples from frame \(k + 1), after dropping \(dropped) bytes")
+        }
+    }
+
+    /// A station's URL often has no suffix, and a reconnection can start in the middle of a
+    /// frame that no plug-in recognises: the server's Content-Type chooses the decoder then.
+    func testAStationStartingMidFrameIsChosenByItsContentType() throws {
+        let wav = try EncodedFixtures.signalWAV(frames: 2 * 44100, to: directory.file("station.wav"))
+        let mp3 = directory.file("station.mp3")
+        try runChecked("lame", ["--quiet", "-b", "128", wav, mp3])
+        let stations: [(file: String, type: String, plugIn: any DecoderPlugIn.Type)] = [
+            (try adts("station.aac", frames: 2 * 44100), "audio/aacp", MP4Decoder.self),
+            (mp3, "audio/mpeg", MP3Decoder.self),
+        ]
+        for station in stations {
+            let bytes = Array(try contents(station.file)[1001...])
+            let url = "http://radio.example/live"
+            XCTAssertThrowsError(try Decoders.plugIn(for: StreamBytes(bytes, name: url, rewind: true))) { error in
+                XCTAssertEqual((error as? DecodeError)?.reason, .unrecognised, "\(station.type): mid-frame bytes alone say nothing")
+            }
+            let source = StreamBytes(bytes, name: url, rewind: true, mimeType: "  \(station.type.uppercased()); charset=x")
+            XCTAssertTrue(try Decoders.plugIn(for: source) == station.plugIn, station.type)
+            let decoded = decodeAll(try Decoders.open(StreamBytes(bytes, name: url, rewind: true, mimeType: station.type)))
+            XCTAssertNil(decoded.error, station.type)
+            XCTAssertGreaterThan(decoded.samples.count, 2 * 44100, "\(station.type): most of the 2 s play")
         }
     }
 

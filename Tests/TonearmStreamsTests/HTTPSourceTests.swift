@@ -54,6 +54,7 @@ final class HTTPSourceTests: XCTestCase {
         XCTAssertTrue(request.contains("icy=1"), request)
         XCTAssertTrue(request.contains("ua=Tonearm"), request)
         XCTAssertTrue(log.events.contains(.station(StationInfo(name: "Tonearm Test Radio", genre: "Test", contentType: "audio/flac"))))
+        XCTAssertEqual(source.mimeType, "audio/flac", "what chooses a decoder when the first bytes do not")
     }
 
     func testAFastStationReadSlowlyIsPausedAndResumedWithoutLosingAByte() throws {
