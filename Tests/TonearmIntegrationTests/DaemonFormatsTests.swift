@@ -5,8 +5,8 @@ import XCTest
 /// A stick with an album in every format through the real daemon. Each album is one recording
 /// cut into three tracks of odd lengths, encoded by Debian's encoders with its tags and a cover
 /// (WAV's cover is a `cover.png` beside it): the library indexes every track with its tags, mpc
-/// lists them and reads their pictures, Now Playing shows each album's title and cover while it
-/// plays, and an MP3 album followed by an Apple Lossless one plays gaplessly, bit-exact against
+/// and the web page's library list them, mpc reads their pictures, Now Playing shows each
+/// album's title and cover while it plays (the page's cover too), and an MP3 album followed by an Apple Lossless one plays gaplessly, bit-exact against
 /// mpg123's decode and the source.
 final class DaemonFormatsTests: XCTestCase {
     /// Frames at 44.1 kHz where the recording is cut: three tracks of odd lengths.
@@ -112,7 +112,8 @@ final class DaemonFormatsTests: XCTestCase {
         let music = world.path("music")
         try writeStick(music)
         let port = try freeTCPPort()
-        world.daemon.arguments = ["--music-dir", music, "--mpd-port", String(port)]
+        let webPort = try freeTCPPort()
+        world.daemon.arguments = ["--music-dir", music, "--mpd-port", String(port), "--web-port", String(webPort)]
         try world.daemon.start()
         let scanned = try waitUntil(timeout: 60) {
             (try world.statusJSON().object("library")?.object("scan")?.int("finishedJob") ?? 0) >= 1
@@ -132,6 +133,13 @@ final class DaemonFormatsTests: XCTestCase {
             } else {
                 XCTAssertEqual(try mpc.picture("albumart", uri, into: world.path("picture")), Self.cover, "\(album.name): albumart")
             }
+            // The web page's library: the album's tracks, as the page asks for them.
+            let request = #"{"command":"find","filters":[{"tag":"Album","value":"\#(album.name)"}]}"#
+            let (code, text) = try web(webPort, "/api", ["-H", "Content-Type: application/json", "-d", request])
+            XCTAssertEqual(code, 200, text)
+            let songs = try XCTUnwrap(parseJSONObject(text)?.object("result")?.array("songs"), text)
+            let titles = songs.compactMap { (($0 as? [String: Any])?["tags"] as? [String: Any])?["Title"].flatMap(Self.firstString) }
+            XCTAssertEqual(titles.sorted(), (1...3).map { "\(album.name) \($0)" }, "\(album.name) on the web page: \(text)")
             let info = try XCTUnwrap(parseJSONObject(try world.ok("info", "--json", "\(music)/\(uri)").stdout))
             XCTAssertEqual(info.string("title"), "\(album.name) 1")
             XCTAssertEqual(info.array("pictures")?.count, album.embedsCover ? 1 : 0, "\(album.name): \(info)")
@@ -150,8 +158,26 @@ final class DaemonFormatsTests: XCTestCase {
             let artwork = try XCTUnwrap(world.statusJSON().object("artwork"), "\(album.name): no cover")
             XCTAssertEqual(artwork.int("width"), 64, "\(album.name): \(artwork)")
             XCTAssertEqual(artwork.int("height"), 48, "\(album.name): \(artwork)")
+            let id = try XCTUnwrap(artwork.string("id"), "\(album.name): \(artwork)")
+            let (code, image) = try web(webPort, "/art/\(id)?size=64")
+            XCTAssertEqual(code, 200, "\(album.name): the page's cover: \(image.prefix(200))")
         }
         XCTAssertEqual(world.daemon.terminate()?.status, 0, daemonReport(world.daemon))
+    }
+
+    /// A request to the web page's server: the status code and the body.
+    private func web(_ port: Int, _ path: String, _ arguments: [String] = []) throws -> (code: Int, text: String) {
+        let result = try runProcess("/usr/bin/curl", ["-sS", "--max-time", "10", "-o", "-", "-w", "\n%{http_code}"] + arguments
+                                    + ["http://127.0.0.1:\(port)\(path)"], environment: [:], timeout: 15)
+        guard result.status == 0, let last = result.stdout.split(separator: "\n").last, let code = Int(last) else {
+            throw TestSupportError("curl \(path): \(result)")
+        }
+        return (code, String(result.stdout.dropLast(last.count + 1)))
+    }
+
+    /// A tag's value: a string, or the first of several.
+    private static func firstString(_ value: Any) -> String? {
+        value as? String ?? (value as? [Any])?.first as? String
     }
 
     func testAnMP3AlbumThenAnALACAlbumPlayGaplesslyAndBitExact() throws {
