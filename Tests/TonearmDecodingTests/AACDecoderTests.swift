@@ -175,6 +175,20 @@ extension AACDecoderTests {
         XCTAssertEqual(cut.count, (units - 2) * 1024 * 2)
         XCTAssertTrue(cut == Array(decoded.prefix(cut.count)))
 
+        // Tags as a raw stream carries them: ID3v2 in front, APEv2 at the end. They are read, and
+        // the frames are the untagged file's.
+        for (name, arguments) in [("id3.aac", ["-write_id3v2", "1"]), ("ape.aac", ["-write_apetag", "1"])] {
+            let path = directory.file(name)
+            try runChecked("ffmpeg", ["-v", "error", "-y", "-i", file] + arguments + ["-c:a", "copy", "-metadata", "title=Raw Title",
+                                      "-metadata", "artist=Raw Artist", "-metadata", "track=4", "-f", "adts", path])
+            let tagged = try Decoders.open(path: path, keepPictureData: true)
+            XCTAssertEqual(tagged.info.comments.first { $0.name == "TITLE" }?.value, "Raw Title", name)
+            XCTAssertEqual(tagged.info.comments.first { $0.name == "ARTIST" }?.value, "Raw Artist", name)
+            XCTAssertEqual(tagged.info.comments.first { $0.name == "TRACKNUMBER" }?.value, "4", name)
+            XCTAssertEqual(tagged.info.totalFrames, decoder.info.totalFrames, name)
+            XCTAssertTrue(try decodeAll(tagged) == decoded, "\(name): the frames between the tags")
+        }
+
         // Damaged at random: it plays (what is left of it) or fails with a DecodeError.
         var random = SeededRandom(seed: 31)
         let damaged = directory.file("damaged.aac")

@@ -4,7 +4,8 @@
 /// less their headers.
 ///
 /// The stream says nothing of priming or length: the music is what libfaad gives (from the
-/// second frame on), and the length is known after the scan. A frame cut short at the end is
+/// second frame on), and the length is known after the scan. Its tags are a raw stream's
+/// (`TaggedAudio`: ID3v2 in front, APEv2 or ID3v1 at the end); the scan runs between them. A frame cut short at the end is
 /// dropped; the scan stops at the first bytes that are not a frame of the same stream. A
 /// source that cannot seek is read frame by frame instead (`ADTSStreamDecoder`).
 enum ADTSFrames {
@@ -12,10 +13,11 @@ enum ADTSFrames {
     /// layers 1 to 3 share the sync with other layer bits).
     static func starts(_ bytes: [UInt8]) -> Bool { ADTSHeader(bytes, at: 0) != nil }
 
-    static func scan(_ source: ByteSource, from start: UInt64) throws(DecodeError) -> MP4Movie {
-        guard source.isSeekable, let length = source.length else {
+    static func scan(_ source: ByteSource, from start: UInt64, to end: UInt64) throws(DecodeError) -> MP4Movie {
+        guard source.isSeekable, let fileLength = source.length else {
             throw DecodeError(path: source.name, reason: .unsupported("ADTS AAC from a source that cannot seek"))
         }
+        let length = min(end, fileLength)
         try source.seek(to: start)
         var table = MP4SampleTable()
         var config: (profile: UInt8, rateIndex: UInt8, channels: UInt8, headerSize: Int)?

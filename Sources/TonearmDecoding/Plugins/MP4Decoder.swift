@@ -131,7 +131,14 @@ public final class MP4Decoder: AudioDecoder, DecoderPlugIn {
     static func parse(_ source: ByteSource, keepPictureData: Bool) throws(DecodeError) -> MP4Movie {
         let head = try Decoders.readHead(source)
         guard !head.bytes.isEmpty else { throw DecodeError(path: source.name, reason: .empty) }
-        if ADTSFrames.starts(head.bytes) { return try ADTSFrames.scan(source, from: UInt64(head.offset)) }
+        if ADTSFrames.starts(head.bytes) {
+            // An `.aac` file's tags are a raw stream's: ID3v2 in front, APE or ID3v1 at the end.
+            let layout = try TaggedAudio.read(source, keepPictureData: keepPictureData)
+            var movie = try ADTSFrames.scan(source, from: layout.audioStart, to: layout.audioEnd)
+            movie.tags.comments = layout.tags.comments
+            movie.tags.pictures = layout.tags.pictures
+            return movie
+        }
         guard recognizes(head) else {
             throw DecodeError(path: source.name, reason: .notFormat("not an MP4 file (no 'ftyp' box)"))
         }
