@@ -148,6 +148,22 @@ final class FLACDecoderTests: XCTestCase {
         XCTAssertNil(try FLACDecoder(path: file).info.pictures[0].data, "bytes only when asked for")
     }
 
+    /// Some taggers put the cover in a Vorbis comment, as Ogg files carry it: it is a picture,
+    /// not a tag of a hundred kilobytes of base64.
+    func testACoverInAVorbisCommentIsAPicture() throws {
+        let file = path("comment-cover.flac")
+        let block = OggFixtures.pictureBlock(type: 3, mimeType: "image/png", description: "", width: 24, height: 16,
+                                             data: TinyPNG.make(width: 24, height: 16))
+        try LibFLACEncoder.write(signal(frames: 1000, channels: 2, bits: 16), to: file, sampleRate: 44100, channels: 2, bits: 16,
+                                 tags: [("TITLE", "Song"), ("METADATA_BLOCK_PICTURE", Data(block).base64EncodedString())],
+                                 pictures: [])
+        let info = try FLACDecoder(path: file, keepPictureData: true).info
+        XCTAssertEqual(info.comments.map(\.name), ["TITLE"])
+        XCTAssertEqual(info.pictures.count, 1)
+        XCTAssertEqual(info.pictures.first?.width, 24)
+        XCTAssertEqual(info.pictures.first?.data, TinyPNG.make(width: 24, height: 16))
+    }
+
     func testBadFilesFailWithTheirCause() throws {
         try Data().write(to: URL(fileURLWithPath: path("empty.flac")))
         try Data("hello, this is text\n".utf8).write(to: URL(fileURLWithPath: path("text.flac")))

@@ -269,19 +269,17 @@ public final class FLACDecoder: AudioDecoder, DecoderPlugIn {
                 Int(si.min_blocksize), Int(si.max_blocksize)
             )
         case FLAC__METADATA_TYPE_VORBIS_COMMENT:
+            // Read as in Ogg: a METADATA_BLOCK_PICTURE or COVERART entry is a picture.
             let vc = block.pointee.data.vorbis_comment
+            var tags = VorbisComments(keepPictureData: keepPictureData)
             for i in 0..<Int(vc.num_comments) {
                 let entry = vc.comments[i]
                 guard let bytes = entry.entry else { continue }
-                let raw = UnsafeBufferPointer(start: bytes, count: Int(entry.length))
-                guard let eq = raw.firstIndex(of: UInt8(ascii: "=")) else { continue }
-                // Field names are ASCII (the Vorbis comment rules): upper-cased byte by byte.
-                let name = String(unsafeUninitializedCapacity: eq) { out in
-                    for i in 0..<eq { out[i] = raw[i] >= 0x61 && raw[i] <= 0x7A ? raw[i] - 0x20 : raw[i] }
-                    return eq
-                }
-                comments.append((name, String(decoding: UnsafeBufferPointer(rebasing: raw[(eq + 1)...]), as: UTF8.self)))
+                tags.add(UnsafeBufferPointer(start: bytes, count: Int(entry.length)))
             }
+            tags.finish()
+            comments += tags.comments
+            pictures += tags.pictures
         case FLAC__METADATA_TYPE_PICTURE:
             let p = block.pointee.data.picture
             let count = Int(p.data_length)
