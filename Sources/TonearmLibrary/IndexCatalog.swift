@@ -72,12 +72,13 @@ final class IndexCatalog: LibraryCatalog, @unchecked Sendable {
         }
         select.append("v.value")
         order += ["min(coalesce(v.sort, v.value))", "v.value"]
-        let restriction = filters.isEmpty
-            ? "v.track IN (SELECT id FROM tracks WHERE available = 1)"
-            : "v.track IN (SELECT t.id FROM tracks t WHERE \(condition))"
+        // Unfiltered, each value's track is looked up by its key: a list of every available
+        // track's id to probe instead would be built first, for twice the time on 20,000.
+        let restriction = filters.isEmpty ? "" : "AND v.track IN (SELECT t.id FROM tracks t WHERE \(condition))"
+        let available = filters.isEmpty ? "JOIN tracks a ON a.id = v.track AND a.available = 1" : ""
         let sql = """
-            SELECT \(select.joined(separator: ", ")) FROM tags v \(joins.joined(separator: " "))
-            WHERE v.tag = \(tag.index) AND \(restriction)
+            SELECT \(select.joined(separator: ", ")) FROM tags v \(available) \(joins.joined(separator: " "))
+            WHERE v.tag = \(tag.index) \(restriction)
             GROUP BY \(select.joined(separator: ", ")) ORDER BY \(order.joined(separator: ", "))
             """
         try query { db throws(SQLiteError) in

@@ -51,6 +51,11 @@ struct IndexedTrack {
         "MUSICBRAINZ_TRACKID": .musicBrainzTrackID, "MUSICBRAINZ_RELEASETRACKID": .musicBrainzReleaseTrackID,
         "MUSICBRAINZ_WORKID": .musicBrainzWorkID, "MOVEMENTNAME": .movement, "MOVEMENT": .movementNumber,
         "ENSEMBLE": .ensemble, "LOCATION": .location,
+        // The MusicBrainz ids as Picard names them in ID3 TXXX frames and MP4 "----" items,
+        // whose descriptions the tag readers keep, upper-cased, as the comment's name.
+        "MUSICBRAINZ ARTIST ID": .musicBrainzArtistID, "MUSICBRAINZ ALBUM ID": .musicBrainzAlbumID,
+        "MUSICBRAINZ ALBUM ARTIST ID": .musicBrainzAlbumArtistID, "MUSICBRAINZ TRACK ID": .musicBrainzTrackID,
+        "MUSICBRAINZ RELEASE TRACK ID": .musicBrainzReleaseTrackID, "MUSICBRAINZ WORK ID": .musicBrainzWorkID,
     ]
 
     /// Each tag's values in file order, by `Tag.index`.
