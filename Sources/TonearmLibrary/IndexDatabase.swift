@@ -16,7 +16,7 @@ import Glibc
 /// not be read, so a rescan reads them again only once they change. (Stored playlists are
 /// read from their files, `PlaylistDirectory`; the table that once copied them is dropped.)
 enum IndexDatabase {
-    static let schemaVersion = 2
+    static let schemaVersion = 3
 
     static let schema = """
         CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value) WITHOUT ROWID;
@@ -142,12 +142,20 @@ enum IndexDatabase {
                 try db.execute(schema)
                 try db.execute("PRAGMA user_version=\(schemaVersion)")
             }
-        } else if version == 1 {
-            // Schema 1 indexed every track's text; 2 indexes each distinct value once.
+        } else if version == 1 || version == 2 {
             try db.transaction { () throws(SQLiteError) in
-                try db.execute("DROP TABLE IF EXISTS track_text")
-                try db.execute(schema)
-                try db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES('\(pendingSearchKey)', 1)")
+                if version == 1 {
+                    // Schema 1 indexed every track's text; 2 indexes each distinct value once.
+                    try db.execute("DROP TABLE IF EXISTS track_text")
+                    try db.execute(schema)
+                    try db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES('\(pendingSearchKey)', 1)")
+                }
+                // Schema 3 keeps Track and Disc without their totals ("3/12" → "3").
+                try db.execute("""
+                    UPDATE tags SET value = replace(substr(value, 1, instr(value, '/') - 1), ' ', ''), sort = NULL
+                    WHERE tag IN (\(Tag.track.index), \(Tag.disc.index)) AND instr(value, '/') > 0
+                    """)
+                try db.execute("DELETE FROM tags WHERE tag IN (\(Tag.track.index), \(Tag.disc.index)) AND value = ''")
                 try db.execute("PRAGMA user_version=\(schemaVersion)")
             }
         } else if version != schemaVersion {

@@ -61,10 +61,18 @@ struct IndexedTrack {
     /// Each tag's values in file order, by `Tag.index`.
     static func values(from comments: [(name: String, value: String)]) -> [[String]] {
         var values = [[String]](repeating: [], count: Tag.ordered.count)
-        for (name, value) in comments where !value.isEmpty {
-            if let tag = vorbisNames[name] { values[tag.index].append(value) }
+        for (name, value) in comments {
+            if let tag = vorbisNames[name], let value = indexed(value, as: tag) { values[tag.index].append(value) }
         }
         return values
+    }
+
+    /// A value as the index keeps it (nil: none): Track and Disc are the number before a
+    /// total ("3/12" → "3", as mpd shows them; the totals are columns of their own).
+    static func indexed(_ value: String, as tag: Tag) -> String? {
+        guard tag == .track || tag == .disc, let slash = value.firstIndex(of: "/") else { return value.isEmpty ? nil : value }
+        let number = value[..<slash].filter { $0 != " " }
+        return number.isEmpty ? nil : String(number)
     }
 
     /// The rows of `tagRows`.
@@ -72,8 +80,8 @@ struct IndexedTrack {
         func first(_ tag: Tag) -> String? { values[tag.index].first }
         var rows: [(tag: Tag, value: String, sort: String, own: Bool)] = []
         // In the file's order, as MPD shows a song's tags.
-        for (name, value) in comments where !value.isEmpty {
-            guard let tag = vorbisNames[name] else { continue }
+        for (name, value) in comments {
+            guard let tag = vorbisNames[name], let value = indexed(value, as: tag) else { continue }
             rows.append((tag, value, tag.sortTag.flatMap(first) ?? value, true))
         }
         if first(.albumArtist) == nil {

@@ -209,11 +209,46 @@ final class IndexTests: XCTestCase {
             PRAGMA user_version = 1
             """)
         (index, _) = try makeIndex()
-        XCTAssertEqual(try Database(path: tmp.file("library.db")).integer("PRAGMA user_version"), 2)
+        XCTAssertEqual(try Database(path: tmp.file("library.db")).integer("PRAGMA user_version"), IndexDatabase.schemaVersion)
         XCTAssertEqual(try Database(path: tmp.file("library.db")).integer(
             "SELECT count(*) FROM sqlite_master WHERE name = 'track_text'"), 0)
         XCTAssertEqual(try paths(index.catalog, [TagFilter(.tag(.title), "sh st")], .substring), ["New/01.flac"])
         XCTAssertEqual(try count("Abbey Road"), 1)
+    }
+
+    /// Track and Disc are the numbers before their totals, as mpd shows them; a database of
+    /// schema 2, which kept "3/12", is brought to that.
+    func testTrackAndDiscAreKeptWithoutTheirTotals() throws {
+        try Tracks.write(music + "/Album/03.flac", tags: [("TITLE", "Three"), ("TRACKNUMBER", "3/12"), ("DISCNUMBER", " 1 / 2")])
+        try Tracks.write(music + "/Album/04.flac", tags: [("TITLE", "Four"), ("TRACKNUMBER", "4"), ("DISCNUMBER", "/2")])
+        var (index, _) = try makeIndex()
+        try scan(index)
+        func values(_ tag: Tag) throws -> [String] {
+            var found: [String] = []
+            let db = try Database(path: tmp.file("library.db"))
+            try db.prepare("SELECT value FROM tags WHERE tag = ? ORDER BY track").rows([.integer(tag.index)]) { row in
+                found.append(row.text(0) ?? "?")
+                return true
+            }
+            return found
+        }
+        XCTAssertEqual(try values(.track), ["3", "4"])
+        XCTAssertEqual(try values(.disc), ["1"], "a disc number without its number is none")
+        XCTAssertEqual(try paths(index.catalog, [TagFilter(.tag(.track), "3")], .exact), ["Album/03.flac"])
+
+        index.stop()
+        try Database(path: tmp.file("library.db")).execute("""
+            UPDATE tags SET value = '3/12' WHERE tag = \(Tag.track.index) AND value = '3';
+            INSERT INTO tags(track, tag, seq, value, sort, own)
+                SELECT track, \(Tag.disc.index), 0, '/2', NULL, 1 FROM tags WHERE tag = \(Tag.track.index) AND value = '4';
+            PRAGMA user_version = 2
+            """)
+        XCTAssertEqual(try values(.track), ["3/12", "4"])
+        (index, _) = try makeIndex()
+        XCTAssertEqual(try Database(path: tmp.file("library.db")).integer("PRAGMA user_version"), 3)
+        XCTAssertEqual(try values(.track), ["3", "4"])
+        XCTAssertEqual(try values(.disc), ["1"])
+        XCTAssertEqual(try paths(index.catalog, [TagFilter(.tag(.track), "3")], .exact), ["Album/03.flac"])
     }
 
     /// Every comparison a filter can make, with case counting in a find and not in a search,
