@@ -66,14 +66,18 @@ final class ID3Tests: XCTestCase {
             B.frame24("TXXX", t("MusicBrainz Album Id") + [0] + Array("abc".utf8)),
             B.frame24("COMM", [3] + Array("eng".utf8) + [0] + Array("A comment".utf8)),
             B.frame24("COMM", [3] + Array("eng".utf8) + Array("iTunNORM".utf8) + [0] + Array(" 0000".utf8)),
+            // MusicBrainz's recording id (as Picard writes it), then ids of other owners or not text: ignored.
+            B.frame24("UFID", Array("http://musicbrainz.org".utf8) + [0] + Array("0f3b1c1e-6a4e-4b8e-9f43-3b9a0a6d6b21".utf8)),
+            B.frame24("UFID", Array("http://example.com".utf8) + [0] + Array("abc".utf8)),
             B.frame24("UFID", Array("http://musicbrainz.org".utf8) + [0, 1, 2]),
         ]))
         XCTAssertEqual(tags.comments.map(\.name), [
             "TITLE", "ARTIST", "ALBUM", "ALBUMARTIST", "DATE", "TRACKNUMBER", "DISCNUMBER", "COMPOSER",
-            "REPLAYGAIN_TRACK_GAIN", "REPLAYGAIN_ALBUM_PEAK", "MUSICBRAINZ ALBUM ID", "COMMENT",
+            "REPLAYGAIN_TRACK_GAIN", "REPLAYGAIN_ALBUM_PEAK", "MUSICBRAINZ ALBUM ID", "COMMENT", "MUSICBRAINZ_TRACKID",
         ])
         XCTAssertEqual(tags.comments.map(\.value), [
             "Title", "Artist", "Album", "Band", "2020-01-02", "3/12", "1/2", "Composer", "-6.50 dB", "0.98", "abc", "A comment",
+            "0f3b1c1e-6a4e-4b8e-9f43-3b9a0a6d6b21",
         ])
         let info = TrackInfo(path: "x", codec: "MP3", format: .init(sampleRate: 44100, channels: 2, bitsPerSample: 16),
                              totalFrames: nil, comments: tags.comments)

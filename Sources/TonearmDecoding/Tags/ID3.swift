@@ -255,6 +255,13 @@ public enum ID3v2 {
             guard let encoding = content.first else { return }
             let rest = Array(content.dropFirst())
             switch id {
+            case "UFID":
+                // An owner, then up to 64 bytes of id: MusicBrainz's is its recording's id in ASCII.
+                guard let end = content.firstIndex(of: 0),
+                      String(decoding: content[..<end], as: UTF8.self) == "http://musicbrainz.org" else { return }
+                let id = content[(end + 1)...]
+                guard !id.isEmpty, id.count <= 64, id.allSatisfy({ $0 > 0x20 && $0 < 0x7F }) else { return }
+                tags.comments.append(("MUSICBRAINZ_TRACKID", String(decoding: id, as: UTF8.self)))
             case "TXXX":
                 let (description, valueStart) = ID3Text.terminated(rest, encoding: encoding, from: 0)
                 guard !description.isEmpty else { return }
