@@ -8,21 +8,7 @@ import TonearmSQLite
 
 /// The index on real files and a real SQLite database: scans, queries, the watcher, a pulled
 /// stick (a bind mount), a damaged database.
-final class IndexTests: XCTestCase {
-    private var tmp: TemporaryDirectory!
-    private var music: String { tmp.file("music") }
-    private var indexes: [MusicIndex] = []
-
-    override func setUp() async throws {
-        tmp = try TemporaryDirectory()
-        try FileManager.default.createDirectory(atPath: music, withIntermediateDirectories: true)
-    }
-
-    override func tearDown() {
-        for index in indexes { index.stop() }
-        indexes = []
-    }
-
+final class IndexTests: IndexTestCase {
     /// Two album artists, a compilation without AlbumArtist, sort tags, two artists on one track.
     private func writeTree() throws {
         try Tracks.write(music + "/Beatles/Abbey Road/01.flac", tags: [
@@ -36,23 +22,6 @@ final class IndexTests: XCTestCase {
             ("TITLE", "Chain of Fools"), ("TRACKNUMBER", "1"), ("GENRE", "Soul"), ("COMPOSER", "Don Covay")])
         try Tracks.write(music + "/Mix/01.flac", tags: [
             ("ARTIST", "Zed"), ("ARTIST", "Ann"), ("ALBUM", "Mix Tape"), ("TITLE", "Together Again"), ("GENRE", "Pop")])
-    }
-
-    private func makeIndex(watch: Bool = false, playlists: String? = nil) throws -> (MusicIndex, Notices) {
-        let notices = Notices()
-        let index = try MusicIndex(.init(musicDirectory: music, databasePath: tmp.file("library.db"),
-                                         playlistDirectory: playlists, watch: watch),
-                                   log: .silent, notify: { notices.ring() })
-        indexes.append(index)
-        return (index, notices)
-    }
-
-    /// Scans and waits for the scan to finish; returns its figures.
-    @discardableResult
-    private func scan(_ index: MusicIndex, _ path: String? = nil) throws -> ScanProgress {
-        let job = index.scan(path)
-        XCTAssertTrue(waitUntil(timeout: 20) { index.progress.finishedJob >= job }, "scan \(job) did not finish")
-        return index.progress
     }
 
     func testScanIndexesTagsAndQueriesAnswerFromThem() throws {
@@ -414,35 +383,4 @@ final class IndexTests: XCTestCase {
         XCTAssertEqual(stored.map(\.name), ["Road Trip"])
         XCTAssertEqual(stored.first?.entries, ["Beatles/Abbey Road/01.flac", "Mix/01.flac"])
     }
-
-    // MARK: Helpers
-
-    private func values(_ catalog: any LibraryCatalog, _ tag: Tag, filters: [TagFilter] = [], groupedBy groups: [Tag] = []) throws -> [String] {
-        var out: [String] = []
-        try catalog.values(of: tag, filters: filters, groupedBy: groups) { out.append($0.joined(separator: "|")); return true }
-        return out
-    }
-
-    private func paths(_ catalog: any LibraryCatalog, _ filters: [TagFilter], _ matching: Matching) throws -> [String] {
-        var out: [String] = []
-        try catalog.songs(SongQuery(filters, matching: matching)) { out.append($0.path); return true }
-        return out
-    }
-
-    private func run(_ program: String, _ arguments: [String]) -> Bool {
-        let process = Process()
-        process.executableURL = URL(fileURLWithPath: program)
-        process.arguments = arguments
-        process.standardError = FileHandle.nullDevice
-        guard (try? process.run()) != nil else { return false }
-        process.waitUntilExit()
-        return process.terminationStatus == 0
-    }
-}
-
-/// Counts the index's notifications.
-final class Notices: Sendable {
-    private let count = Atomic<Int>(0)
-    func ring() { count.add(1, ordering: .relaxed) }
-    var rung: Int { count.load(ordering: .relaxed) }
 }

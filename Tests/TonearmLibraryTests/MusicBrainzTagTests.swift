@@ -7,21 +7,7 @@ import XCTest
 /// The MusicBrainz ids of files tagged by Picard reach the index whatever the format: Vorbis
 /// comments name them MUSICBRAINZ_ALBUMID and so on, ID3 (here in a WAV's "id3 " chunk) keeps
 /// them in TXXX frames and MP4 in "----" items described "MusicBrainz Album Id" and so on.
-final class MusicBrainzTagTests: XCTestCase {
-    private var tmp: TemporaryDirectory!
-    private var music: String { tmp.file("music") }
-    private var indexes: [MusicIndex] = []
-
-    override func setUp() async throws {
-        tmp = try TemporaryDirectory()
-        try FileManager.default.createDirectory(atPath: music, withIntermediateDirectories: true)
-    }
-
-    override func tearDown() {
-        for index in indexes { index.stop() }
-        indexes = []
-    }
-
+final class MusicBrainzTagTests: IndexTestCase {
     private static func le32(_ v: Int) -> [UInt8] { (0..<4).map { UInt8(truncatingIfNeeded: v >> (8 * $0)) } }
 
     private static func riffChunk(_ id: String, _ body: [UInt8]) -> [UInt8] {
@@ -50,20 +36,14 @@ final class MusicBrainzTagTests: XCTestCase {
     }
 
     private func scan() throws -> any LibraryCatalog {
-        let index = try MusicIndex(.init(musicDirectory: music, databasePath: tmp.file("library.db"),
-                                         playlistDirectory: nil, watch: false),
-                                   log: .silent, notify: {})
-        indexes.append(index)
-        let job = index.scan(nil)
-        XCTAssertTrue(waitUntil(timeout: 20) { index.progress.finishedJob >= job }, "the scan did not finish")
+        let (index, _) = try makeIndex()
+        try scan(index)
         XCTAssertEqual([index.progress.indexed, index.progress.failed], [3, 0])
         return index.catalog
     }
 
     private func songs(_ catalog: any LibraryCatalog, _ tag: Tag, _ value: String) throws -> [LibrarySong] {
-        var out: [LibrarySong] = []
-        try catalog.songs(SongQuery([TagFilter(.tag(tag), value)], matching: .exact)) { out.append($0); return true }
-        return out
+        try songs(catalog, [TagFilter(.tag(tag), value)], .exact)
     }
 
     func testPicardsIdsAreIndexedFromVorbisCommentsID3AndMP4() throws {
