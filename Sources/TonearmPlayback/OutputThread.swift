@@ -586,13 +586,39 @@ struct OutputThread {
         // wake for every block it writes.
         guard streamsWant else {
             let wanted = unpaced ? ring.capacity / 2 : 1
-            engine.outputBell.sleep(awaiting: wanted) {
-                ring.readableSamples >= wanted || ring.reachedCut != nil
-                    || engine.queueEnd.load(ordering: .acquiring) != Int.max || streamsWantOutput()
+            if !unpaced, engine.readingLive.load(ordering: .acquiring), let device = link.device,
+               let delay = device.delayFrames(), delay > 0 {
+                waitOrPlayOut(device, delay: delay)
+                return nil
             }
+            engine.outputBell.sleep(awaiting: wanted) { decoderCaughtUp(wanted) }
             return nil
         }
         return .streamsOnly(playerIdle: mix.playerIdle)
+    }
+
+    /// A station's decoder is behind while the device plays (its network gone): the thread
+    /// waits for it until the device is down to its last period, then lets that play out and
+    /// stops the device, rather than let it run dry — an underrun, which some hardware fills by
+    /// repeating what it last played. The next audio starts it again. (A file's decoder is
+    /// behind for moments, a slow disk: the device runs on, and recovers if it ran dry.)
+    private mutating func waitOrPlayOut(_ device: any OutputDevice, delay: Int) {
+        let format = device.format
+        let rate = max(1, format.sampleRate)
+        let last = max(1, format.periodFrames)
+        if delay > last {
+            engine.outputBell.sleep(milliseconds: max(1, (delay - last) * 1000 / rate), awaiting: 1) { decoderCaughtUp(1) }
+            return
+        }
+        guard !decoderCaughtUp(1) else { return }
+        device.drain(timeoutMilliseconds: 2 * last * 1000 / rate + 10)
+        forgetHistory()
+    }
+
+    /// Whether the decoder has `wanted` samples in the ring, or something else is to be done.
+    private func decoderCaughtUp(_ wanted: Int) -> Bool {
+        ring.readableSamples >= wanted || ring.reachedCut != nil
+            || engine.queueEnd.load(ordering: .acquiring) != Int.max || streamsWantOutput()
     }
 
     /// Whether the player is silent (paused, once faded out, or at the end of the queue) and

@@ -12,6 +12,7 @@ extension PlaybackEngine {
     /// command came meanwhile: the source is cancelled at once, as `endNetworkWait` would.
     func reading(_ source: HTTPSource?) -> Bool {
         liveSource.withLock { $0 = source }
+        readingLive.store(source != nil, ordering: .releasing)
         guard let source, hasPendingCommands || stopRequested.load(ordering: .acquiring) else { return false }
         source.cancel()
         return true

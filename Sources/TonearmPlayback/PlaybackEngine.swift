@@ -340,6 +340,8 @@ public final class PlaybackEngine: @unchecked Sendable {
     let timeline = Mutex(Timeline())
     /// The http(s) item being decoded: a command ends its waits for the network at once.
     let liveSource = Mutex<HTTPSource?>(nil)
+    /// Whether the decoder reads a station (`liveSource` is set), for the output thread.
+    let readingLive = Atomic<Bool>(false)
     /// What the item's stream told, stream thread → control.
     let radioReports = Mutex<[(Int, StreamEvent)]>([])
 

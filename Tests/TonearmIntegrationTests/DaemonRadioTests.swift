@@ -93,6 +93,8 @@ final class DaemonRadioTests: XCTestCase {
         XCTAssertTrue(log.contains { $0.contains("reconnecting (attempt 1") }, daemonReport(daemon))
         XCTAssertTrue(log.contains { $0.contains("connected again; playing on") }, daemonReport(daemon))
         XCTAssertGreaterThanOrEqual(radio.requests.count, 1, "the restarted station was asked again")
+        // What the device held played out and it stopped: it never ran dry.
+        XCTAssertEqual(try daemon.status().object("device")?.int("underruns"), 0, daemonReport(daemon))
     }
 
     /// An AAC station (raw ADTS, `audio/aac`, as most stations send): it plays, its ICY titles
