@@ -41,6 +41,17 @@ final class ALACDecoderTests: XCTestCase {
         }
     }
 
+    /// The predictor has loops of its own for some orders: every order the encoder can choose
+    /// is decoded exactly, in both channels of a pair and at both depths.
+    func testEveryPredictionOrderDecodesExactly() throws {
+        for (bits, order) in [(16, 1), (16, 2), (16, 4), (16, 5), (16, 6), (16, 8), (16, 12), (16, 30), (24, 4), (24, 8), (24, 17)] {
+            let samples = MP4Fixtures.signal(frames: 9000, channels: 2, bits: bits, sampleRate: 44100, seed: UInt64(order))
+            let file = try MP4Fixtures.encode(samples, to: directory.file("order-\(bits)-\(order).m4a"), codec: "alac", bits: bits,
+                                              arguments: ["-min_prediction_order", "\(order)", "-max_prediction_order", "\(order)"])
+            XCTAssertTrue(try decodeAll(try Decoders.open(path: file)) == leftJustified(samples, bits: bits), "order \(order), \(bits) bits")
+        }
+    }
+
     /// Silence and full-scale square waves take the encoder's other paths: zero runs and
     /// uncompressed (escaped) frames.
     func testSilenceAndFullScaleSignalsDecodeExactly() throws {

@@ -4,9 +4,9 @@ import TonearmAudio
 /// AAC (LC, and HE-AAC as far as libfaad goes) through libfaad, one MP4 sample (access unit)
 /// at a time, into interleaved `Int32` frames: 16 bits left-justified.
 ///
-/// The output is libfaad's own 16-bit conversion (FAAD_FMT_16BIT), the same as the `faad`
-/// reference decoder writes by default, so a decode can be compared with it sample for
-/// sample. libfaad gives no output for the first unit after it is opened (that unit only
+/// The output is 16-bit, the same as the `faad` reference decoder writes by default, so a
+/// decode can be compared with it sample for sample: libfaad's float output (FAAD_FMT_FLOAT)
+/// rounded here exactly as libfaad's own 16-bit conversion rounds it, only faster. libfaad gives no output for the first unit after it is opened (that unit only
 /// primes the overlap of its transform), so the unit's frames are counted as dropped and a
 /// seek opens it afresh one unit early. After a seek the frames equal those of a decode from
 /// the start, except in bands coded as perceptual noise: libfaad's noise generator starts anew. More than two channels are put in WAV order from the
@@ -49,7 +49,7 @@ final class AACDecoder: MP4Codec {
     private static func openLibrary(path: String, config: inout [UInt8]) throws(DecodeError) -> (NeAACDecHandle, StreamFormat) {
         guard let handle = NeAACDecOpen() else { throw DecodeError(path: path, reason: .decoder("cannot open libfaad")) }
         let settings = NeAACDecGetCurrentConfiguration(handle)!
-        settings.pointee.outputFormat = UInt8(FAAD_FMT_16BIT)
+        settings.pointee.outputFormat = UInt8(FAAD_FMT_FLOAT)
         settings.pointee.downMatrix = 0
         _ = NeAACDecSetConfiguration(handle, settings)
         var rate: UInt = 0
@@ -100,21 +100,36 @@ final class AACDecoder: MP4Codec {
             capacity = count
             output = .allocate(capacity: capacity)
         }
-        let pcm = samples.assumingMemoryBound(to: Int16.self)
+        let pcm = samples.assumingMemoryBound(to: Float.self)
         if monoFromStereo {
-            for i in 0..<(count / 2) { output[i] = Int32(pcm[2 * i]) << 16 }
+            for i in 0..<(count / 2) { output[i] = Self.leftJustified16(pcm[2 * i]) }
             return UnsafeBufferPointer(start: output, count: count / 2)
         }
         if let order {
             var i = 0
             while i < count {
-                for c in 0..<channels { output[i + c] = Int32(pcm[i + order[c]]) << 16 }
+                for c in 0..<channels { output[i + c] = Self.leftJustified16(pcm[i + order[c]]) }
                 i += channels
             }
         } else {
-            for i in 0..<count { output[i] = Int32(pcm[i]) << 16 }
+            for i in 0..<count { output[i] = Self.leftJustified16(pcm[i]) }
         }
         return UnsafeBufferPointer(start: output, count: count)
+    }
+
+    /// One of libfaad's float samples (its 16-bit value over 32768) as a left-justified 16-bit
+    /// sample, as libfaad's own conversion gives it: clipped to ±32767/−32768, then rounded to
+    /// nearest, ties to even (`lrintf`); NaN is 0. Without branches or calls, so that the loops
+    /// vectorise: adding 1.5 × 2²³ to a Float of magnitude up to 2²² leaves it rounded in the
+    /// low bits of the mantissa.
+    @inline(__always)
+    static func leftJustified16(_ x: Float) -> Int32 {
+        let scaled = x * 32768
+        let low: Float = scaled > -32768 ? scaled : -32768
+        let clipped: Float = low < 32767 ? low : 32767
+        let rounded = clipped + 12_582_912
+        let sample = (Int32(bitPattern: rounded.bitPattern & 0x7F_FFFF) &- 0x40_0000) &<< 16
+        return scaled == scaled ? sample : 0
     }
 
     /// The permutation that puts libfaad's channels in WAV order (front left, front right,

@@ -277,8 +277,7 @@ final class ALACDecoder: MP4Codec {
     private func predict(_ residual: UnsafeMutablePointer<Int32>, into out: UnsafeMutablePointer<Int32>, count: Int,
                          coefficients: UnsafeMutablePointer<Int16>?, order: Int, chanBits: Int, denShift: Int) {
         let chanShift = Int32(32 - chanBits)
-        @inline(__always) func signExtended(_ v: Int32) -> Int32 { (v &<< chanShift) >> chanShift }
-        @inline(__always) func sign(_ v: Int32) -> Int32 { v > 0 ? 1 : v < 0 ? -1 : 0 }
+        @inline(__always) func signExtended(_ v: Int32) -> Int32 { (v &<< chanShift) &>> chanShift }
         guard count > 0 else { return }
         out[0] = residual[0]
         if order == 0 {
@@ -298,35 +297,118 @@ final class ALACDecoder: MP4Codec {
         if warmUp >= 1 {
             for j in 1...warmUp { out[j] = signExtended(residual[j] &+ out[j - 1]) }
         }
-        let half: Int32 = denShift > 0 ? 1 << Int32(denShift - 1) : 0
+        // Up to order 8 the coefficients are kept in registers, in a loop of fixed length
+        // for each order, which the compiler unrolls.
+        switch order {
+        case 1: Self.adaptInRegisters(residual, into: out, count: count, coefficients: coefficients, order: 1, chanShift: chanShift, denShift: denShift)
+        case 2: Self.adaptInRegisters(residual, into: out, count: count, coefficients: coefficients, order: 2, chanShift: chanShift, denShift: denShift)
+        case 3: Self.adaptInRegisters(residual, into: out, count: count, coefficients: coefficients, order: 3, chanShift: chanShift, denShift: denShift)
+        case 4: Self.adaptInRegisters(residual, into: out, count: count, coefficients: coefficients, order: 4, chanShift: chanShift, denShift: denShift)
+        case 5: Self.adaptInRegisters(residual, into: out, count: count, coefficients: coefficients, order: 5, chanShift: chanShift, denShift: denShift)
+        case 6: Self.adaptInRegisters(residual, into: out, count: count, coefficients: coefficients, order: 6, chanShift: chanShift, denShift: denShift)
+        case 7: Self.adaptInRegisters(residual, into: out, count: count, coefficients: coefficients, order: 7, chanShift: chanShift, denShift: denShift)
+        case 8: Self.adaptInRegisters(residual, into: out, count: count, coefficients: coefficients, order: 8, chanShift: chanShift, denShift: denShift)
+        default: Self.adapt(residual, into: out, count: count, coefficients: coefficients, order: order, chanShift: chanShift, denShift: denShift)
+        }
+    }
+
+    /// −1, 0 or 1, without a branch.
+    @inline(__always)
+    private static func signum(_ v: Int32) -> Int32 { (v &>> 31) | Int32(bitPattern: UInt32(bitPattern: 0 &- v) &>> 31) }
+
+    /// `adapt` for orders up to 8, the coefficients held in a vector rather than in memory
+    /// (a coefficient stored and read back at once stalls the loads that follow).
+    @inline(__always)
+    private static func adaptInRegisters(_ residual: UnsafeMutablePointer<Int32>, into out: UnsafeMutablePointer<Int32>, count: Int,
+                                         coefficients: UnsafeMutablePointer<Int16>, order: Int, chanShift: Int32, denShift: Int) {
+        let half: Int32 = denShift > 0 ? 1 &<< Int32(denShift - 1) : 0
+        let den = Int32(denShift)
+        var a = SIMD8<Int16>()
+        for k in 0..<order { a[k] = coefficients[k] }
+        var j = order + 1
+        while j < count {
+            // The `order` outputs before j, newest first, relative to the one before them.
+            let past = out + (j - 1)
+            let top = out[j - order - 1]
+            var window = SIMD8<Int32>()
+            for k in 0..<order { window[k] = past[-k] &- top }
+            let sum = (SIMD8<Int32>(truncatingIfNeeded: a) &* window).wrappedSum()
+            let error = residual[j]
+            out[j] = ((error &+ top &+ ((sum &+ half) &>> den)) &<< chanShift) &>> chanShift
+            if error > 0 {
+                var remaining = error
+                var k = order - 1
+                var weight: Int32 = 1
+                while k >= 0 {
+                    let d = 0 &- window[k]
+                    let s = signum(d)
+                    a[k] = a[k] &- Int16(truncatingIfNeeded: s)
+                    remaining = remaining &- weight &* ((s &* d) &>> den)
+                    if remaining <= 0 { break }
+                    k -= 1
+                    weight &+= 1
+                }
+            } else if error < 0 {
+                var remaining = error
+                var k = order - 1
+                var weight: Int32 = 1
+                while k >= 0 {
+                    let d = 0 &- window[k]
+                    let s = signum(d)
+                    a[k] = a[k] &+ Int16(truncatingIfNeeded: s)
+                    remaining = remaining &- weight &* ((0 &- s &* d) &>> den)
+                    if remaining >= 0 { break }
+                    k -= 1
+                    weight &+= 1
+                }
+            }
+            j += 1
+        }
+        for k in 0..<order { coefficients[k] = a[k] }
+    }
+
+    /// `predict` after its warm-up, from `order + 1` on. The arithmetic wraps, as in C.
+    @inline(__always)
+    private static func adapt(_ residual: UnsafeMutablePointer<Int32>, into out: UnsafeMutablePointer<Int32>, count: Int,
+                              coefficients: UnsafeMutablePointer<Int16>, order: Int, chanShift: Int32, denShift: Int) {
+        let half: Int32 = denShift > 0 ? 1 &<< Int32(denShift - 1) : 0
         let den = Int32(denShift)
         var j = order + 1
         while j < count {
+            // The `order` outputs before j, newest first, relative to the one before them.
+            let past = out + (j - 1)
             let top = out[j - order - 1]
             var sum: Int32 = 0
-            for k in 0..<order { sum = sum &+ Int32(coefficients[k]) &* (out[j - 1 - k] &- top) }
+            for k in 0..<order { sum = sum &+ Int32(coefficients[k]) &* (past[-k] &- top) }
             let error = residual[j]
-            var remaining = error
-            out[j] = signExtended(error &+ top &+ ((sum &+ half) >> den))
+            out[j] = ((error &+ top &+ ((sum &+ half) &>> den)) &<< chanShift) &>> chanShift
+            // Each step: d = top − that output; its sign moves the coefficient against the
+            // error's, and d scaled by the distance uses up some of the error.
             if error > 0 {
+                var remaining = error
                 var k = order - 1
+                var weight: Int32 = 1
                 while k >= 0 {
-                    let d = top &- out[j - 1 - k]
-                    let s = sign(d)
-                    coefficients[k] = coefficients[k] &- Int16(s)
-                    remaining = remaining &- Int32(order - k) &* ((s &* d) >> den)
+                    let d = top &- past[-k]
+                    let s = signum(d)
+                    coefficients[k] = coefficients[k] &- Int16(truncatingIfNeeded: s)
+                    remaining = remaining &- weight &* ((s &* d) &>> den)
                     if remaining <= 0 { break }
                     k -= 1
+                    weight &+= 1
                 }
             } else if error < 0 {
+                var remaining = error
                 var k = order - 1
+                var weight: Int32 = 1
                 while k >= 0 {
-                    let d = top &- out[j - 1 - k]
-                    let s = sign(d)
-                    coefficients[k] = coefficients[k] &+ Int16(s)
-                    remaining = remaining &- Int32(order - k) &* ((0 &- s &* d) >> den)
+                    let d = top &- past[-k]
+                    let s = signum(d)
+                    coefficients[k] = coefficients[k] &+ Int16(truncatingIfNeeded: s)
+                    remaining = remaining &- weight &* ((0 &- s &* d) &>> den)
                     if remaining >= 0 { break }
                     k -= 1
+                    weight &+= 1
                 }
             }
             j += 1
@@ -354,16 +436,14 @@ struct BitReader {
     @inline(__always) func peek64() -> UInt64 {
         let byte = position >> 3
         guard position >= 0, byte < bytes.count else { return 0 }
-        var v: UInt64 = 0
-        let base = bytes.baseAddress!.assumingMemoryBound(to: UInt8.self)
-        for i in 0..<8 { v = v << 8 | UInt64(base[byte + i]) }
-        return v << UInt64(position & 7)
+        let v = UInt64(bigEndian: bytes.baseAddress!.loadUnaligned(fromByteOffset: byte, as: UInt64.self))
+        return v &<< UInt64(position & 7)
     }
 
     /// `n` bits (0…32) as an unsigned value.
     @inline(__always) mutating func read(_ n: Int) -> UInt32 {
         guard n > 0 else { return 0 }
-        let v = UInt32(truncatingIfNeeded: peek64() >> UInt64(64 - n))
+        let v = UInt32(truncatingIfNeeded: peek64() &>> UInt64(64 - n))
         position += n
         if position > count { overran = true }
         return v
@@ -390,7 +470,7 @@ struct BitReader {
         position += prefix + 1
         if k == 1 && !zeroRun { return UInt32(prefix) }
         guard k > 0 else { position -= 1; return UInt32(prefix) &* m }
-        let v = UInt32(truncatingIfNeeded: (window << UInt64(prefix + 1)) >> UInt64(64 - k))
+        let v = UInt32(truncatingIfNeeded: (window &<< UInt64(prefix + 1)) &>> UInt64(64 - k))
         if v >= 2 {
             position += k
             return UInt32(prefix) &* m &+ v &- 1

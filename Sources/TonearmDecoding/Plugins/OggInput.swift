@@ -158,13 +158,21 @@ func wavOrder(fromVorbisOrder channels: Int) -> [Int] {
     }
 }
 
-/// A float sample (full scale ±1.0) as a left-justified 24-bit sample: rounded to nearest,
-/// clipped; NaN is silence.
+/// A float sample (full scale ±1.0) as a left-justified 24-bit sample: rounded to nearest
+/// (ties to even), clipped; NaN is silence.
+///
+/// Written without branches or library calls so that the compiler can vectorise the loops
+/// that call it: the bounds are whole numbers, so clipping before rounding gives what
+/// clipping after does, and adding 1.5 × 2⁵² to a Double of magnitude below 2⁵¹ leaves the
+/// value rounded to nearest-even as the low bits of its mantissa (the same as `rintf`).
 @inline(__always)
 func leftJustified24(_ x: Float) -> Int32 {
     let scaled = x * 8_388_608
-    guard scaled == scaled else { return 0 }
-    return Int32(min(8_388_607, max(-8_388_608, scaled.rounded(.toNearestOrEven)))) << 8
+    let low: Float = scaled > -8_388_608 ? scaled : -8_388_608
+    let clipped: Float = low < 8_388_607 ? low : 8_388_607
+    let rounded = Double(clipped) + 6_755_399_441_055_744
+    let sample = Int32(truncatingIfNeeded: Int64(bitPattern: rounded.bitPattern)) << 8
+    return scaled == scaled ? sample : 0
 }
 
 /// libvorbisfile's and libopusfile's error codes (the same numbers in both), in words.

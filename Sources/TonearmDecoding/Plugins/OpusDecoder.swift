@@ -9,6 +9,11 @@ import TonearmAudio
 /// the end padding by the granule positions (so `totalFrames`, `op_pcm_total`, is exact) and
 /// applies the header's output gain.
 ///
+/// A link that is one mono or stereo stream (nearly every file) is decoded with that stream's
+/// own decoder (`opus_decode_float`) rather than through the multistream layer, which gives
+/// the same samples: Debian's libopus looks up the CPU's features (`cpuid`, slow in a virtual
+/// machine) several times in every multistream call.
+///
 /// R128_TRACK_GAIN and R128_ALBUM_GAIN (Q7.8 dB, relative to −23 LUFS and to the output gain
 /// already applied) become REPLAYGAIN_TRACK_GAIN and REPLAYGAIN_ALBUM_GAIN by adding 5 dB
 /// (ReplayGain's reference is −18 LUFS), as mpd does, unless the file has those already.
@@ -49,6 +54,10 @@ public final class OpusDecoder: AudioDecoder, DecoderPlugIn {
     /// How far before a seek's frame decoding starts, beyond libopusfile's own 80 ms, so the
     /// decoder's state has converged to what playing through gives (within about −70 dB).
     private static let seekPreRoll = 9600
+    /// The stream decoder inside libopusfile's multistream decoder for a single-stream link,
+    /// found once per decoder and link (`singleStream`).
+    private var streamDecoder: OpaquePointer?
+    private var streamDecoderOwner: (decoder: OpaquePointer, link: Int32)?
 
     /// Opens `path`. `keepPictureData` keeps the image bytes of METADATA_BLOCK_PICTURE.
     public convenience init(path: String, keepPictureData: Bool = false) throws(DecodeError) {
@@ -108,6 +117,8 @@ public final class OpusDecoder: AudioDecoder, DecoderPlugIn {
         let format = StreamFormat(sampleRate: Self.sampleRate, channels: channels, bitsPerSample: 24)
         info = TrackInfo(path: path, codec: "Opus", format: format, totalFrames: total, comments: tags.comments,
                          pictures: tags.pictures)
+        // `self` outlives the file: deinit frees it.
+        op_set_decode_callback(opened, opusDecode, Unmanaged.passUnretained(self).toOpaque())
     }
 
     deinit {
@@ -130,6 +141,20 @@ public final class OpusDecoder: AudioDecoder, DecoderPlugIn {
         let hundredths = Int((abs(gain) * 100).rounded())
         let fraction = hundredths % 100
         return "\(gain < 0 && hundredths > 0 ? "-" : "")\(hundredths / 100).\(fraction < 10 ? "0" : "")\(fraction) dB"
+    }
+
+    /// The decoder of the only stream of `link` when the link is one mono or stereo stream with
+    /// its channels in order, else nil (libopusfile then decodes the packet itself).
+    fileprivate func singleStream(of decoder: OpaquePointer, link: Int32) -> OpaquePointer? {
+        if let owner = streamDecoderOwner, owner.decoder == decoder, owner.link == link { return streamDecoder }
+        streamDecoderOwner = (decoder, link)
+        streamDecoder = nil
+        guard let head = op_head(file, link)?.pointee, head.stream_count == 1,
+              head.channel_count == 1 + head.coupled_count,
+              withUnsafeBytes(of: head.mapping, { $0.prefix(Int(head.channel_count)).elementsEqual(0..<UInt8(head.channel_count)) })
+        else { return nil }
+        streamDecoder = copusfile_stream_decoder(decoder, 0)
+        return streamDecoder
     }
 
     public func nextBlock() throws(DecodeError) -> UnsafeBufferPointer<Int32>? {
@@ -162,13 +187,19 @@ public final class OpusDecoder: AudioDecoder, DecoderPlugIn {
             let skipped = skipFrames
             skipFrames = 0
             let frames = Int(n) - skipped
-            for c in 0..<channels {
-                var from = samples + skipped * channels + channelOrder[c]
-                var out = buffer + c
-                for _ in 0..<frames {
-                    out.pointee = leftJustified24(from.pointee)
-                    out += channels
-                    from += channels
+            if channels <= 2 {
+                // Already in order: one pass over the samples, which the compiler vectorises.
+                let from = samples + skipped * channels
+                for i in 0..<(frames * channels) { buffer[i] = leftJustified24(from[i]) }
+            } else {
+                for c in 0..<channels {
+                    var from = samples + skipped * channels + channelOrder[c]
+                    var out = buffer + c
+                    for _ in 0..<frames {
+                        out.pointee = leftJustified24(from.pointee)
+                        out += channels
+                        from += channels
+                    }
                 }
             }
             position += frames
@@ -228,4 +259,15 @@ private let opusSeek: op_seek_func = { stream, offset, whence in
 
 private let opusTell: op_tell_func = { stream in
     oggInput(stream).tell
+}
+
+/// libopusfile's decode step for one packet: through the stream's own decoder when the link
+/// is a single stream, else left to libopusfile. 0 once all `frames` are decoded.
+private let opusDecode: op_decode_cb_func = { context, decoder, pcm, packet, frames, channels, format, link in
+    guard let context, let decoder, let pcm, let packet, format == OP_DEC_FORMAT_FLOAT,
+          let stream = Unmanaged<OpusDecoder>.fromOpaque(context).takeUnretainedValue().singleStream(of: decoder, link: link)
+    else { return OP_DEC_USE_DEFAULT }
+    let decoded = opus_decode_float(stream, packet.pointee.packet, opus_int32(packet.pointee.bytes),
+                                    pcm.assumingMemoryBound(to: Float.self), frames, 0)
+    return decoded < 0 ? decoded : decoded == frames ? 0 : OPUS_INTERNAL_ERROR
 }
