@@ -193,6 +193,33 @@ final class OpusDecoderTests: XCTestCase {
         }
     }
 
+    func testEachLinksTagsBecomeTheTrackInfosAsTheLinkStarts() throws {
+        // A station's chained stream: each song a link with its own comments.
+        let a = try OggFixtures.opus(signal(frames: 100_000, channels: 2), channels: 2, sampleRate: 48000, to: path("a.opus"),
+                                     arguments: ["--serial", "1", "--title", "First Song", "--artist", "Station"])
+        let b = try OggFixtures.opus(signal(frames: 70000, channels: 2, seed: 2), channels: 2, sampleRate: 48000, to: path("b.opus"),
+                                     arguments: ["--serial", "2", "--title", "Second Song"])
+        let chained = path("chained.opus")
+        try concatenate([a, b], to: chained)
+        for decoder in [try OpusDecoder(path: chained), try OpusDecoder(source: UnseekableSource(path: chained))] {
+            XCTAssertEqual(decoder.info.title, "First Song")
+            XCTAssertEqual(decoder.tagChanges, 0)
+            var changes: [(frame: Int, title: String?, artist: String?)] = []
+            var seen = decoder.tagChanges
+            var start = decoder.position
+            while try decoder.nextBlock() != nil {
+                if decoder.tagChanges != seen {
+                    seen = decoder.tagChanges
+                    changes.append((start, decoder.info.title, decoder.info.artist))
+                }
+                start = decoder.position
+            }
+            XCTAssertEqual(changes.map(\.frame), [100_000], "the second link's tags come with its first block")
+            XCTAssertEqual(changes.map(\.title), ["Second Song"])
+            XCTAssertEqual(changes.map(\.artist), [nil], "the first link's other tags go with it")
+        }
+    }
+
     func testBadFilesFailWithOneClearError() throws {
         let good = try OggFixtures.opus(signal(frames: 4 * 48000, channels: 2), channels: 2, sampleRate: 48000, to: path("good.opus"))
         let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: good)))

@@ -18,7 +18,8 @@ import TonearmAudio
 /// already applied) become REPLAYGAIN_TRACK_GAIN and REPLAYGAIN_ALBUM_GAIN by adding 5 dB
 /// (ReplayGain's reference is −18 LUFS), as mpd does, unless the file has those already.
 /// A chained stream whose next link has another channel count stops with
-/// `DecodeError.Reason.formatChange`; links of one format play on as one track.
+/// `DecodeError.Reason.formatChange`; links of one format play on as one track, and
+/// `info.comments` become each link's own as it starts (`tagChanges` counts them).
 public final class OpusDecoder: AudioDecoder, DecoderPlugIn {
     public static let name = "opus"
     public static let suffixes = ["opus"]
@@ -38,6 +39,8 @@ public final class OpusDecoder: AudioDecoder, DecoderPlugIn {
     public private(set) var info: TrackInfo
     public private(set) var position = 0
     public private(set) var errorCounts = DecodeErrorCounts()
+    public private(set) var tagChanges = 0
+    private let keepPictureData: Bool
 
     private let input: OggInput
     private let file: OpaquePointer
@@ -108,12 +111,8 @@ public final class OpusDecoder: AudioDecoder, DecoderPlugIn {
         samples = .allocate(capacity: Self.blockFrames * channels)
         buffer = .allocate(capacity: Self.blockFrames * channels)
 
-        var tags = VorbisComments(keepPictureData: keepPictureData)
-        if let t = op_tags(opened, -1)?.pointee {
-            tags.add(count: Int(t.comments), entries: t.user_comments, lengths: t.comment_lengths)
-        }
-        tags.finish()
-        Self.addReplayGain(from: &tags)
+        self.keepPictureData = keepPictureData
+        let tags = Self.comments(of: opened, link: -1, keepPictureData: keepPictureData)
         let format = StreamFormat(sampleRate: Self.sampleRate, channels: channels, bitsPerSample: 24)
         info = TrackInfo(path: path, codec: "Opus", format: format, totalFrames: total, comments: tags.comments,
                          pictures: tags.pictures)
@@ -125,6 +124,17 @@ public final class OpusDecoder: AudioDecoder, DecoderPlugIn {
         op_free(file)
         samples.deallocate()
         buffer.deallocate()
+    }
+
+    /// The tags of `link` (-1: the current one), R128 gains as ReplayGain.
+    private static func comments(of file: OpaquePointer, link: Int32, keepPictureData: Bool) -> VorbisComments {
+        var tags = VorbisComments(keepPictureData: keepPictureData)
+        if let t = op_tags(file, link)?.pointee {
+            tags.add(count: Int(t.comments), entries: t.user_comments, lengths: t.comment_lengths)
+        }
+        tags.finish()
+        addReplayGain(from: &tags)
+        return tags
     }
 
     /// R128_TRACK_GAIN / R128_ALBUM_GAIN as REPLAYGAIN_TRACK_GAIN / REPLAYGAIN_ALBUM_GAIN,
@@ -174,11 +184,19 @@ public final class OpusDecoder: AudioDecoder, DecoderPlugIn {
             // begins; no frame is lost there. Any other hole is lost data.
             if holePending && (n == 0 || link == currentLink) { errorCounts.lostSync += 1 }
             holePending = false
+            let linkStarts = link != currentLink
             currentLink = link
             if n == 0 { return try end() }
             let linkChannels = Int(op_channel_count(file, link))
             if linkChannels != channels {
                 return try fail(.formatChange("channel count (\(channels) → \(linkChannels) at frame \(position))"))
+            }
+            if linkStarts {
+                // A new link's tags replace the last one's.
+                let tags = Self.comments(of: file, link: link, keepPictureData: keepPictureData)
+                info.comments = tags.comments
+                info.pictures = tags.pictures
+                tagChanges += 1
             }
             if skipFrames >= Int(n) {
                 skipFrames -= Int(n)
