@@ -6,12 +6,16 @@ import TonearmAudio
 ///
 /// The output is 16-bit, the same as the `faad` reference decoder writes by default, so a
 /// decode can be compared with it sample for sample: libfaad's float output (FAAD_FMT_FLOAT)
-/// rounded here exactly as libfaad's own 16-bit conversion rounds it, only faster. libfaad gives no output for the first unit after it is opened (that unit only
-/// primes the overlap of its transform), so the unit's frames are counted as dropped and a
-/// seek opens it afresh one unit early. After a seek the frames equal those of a decode from
-/// the start, except in bands coded as perceptual noise: libfaad's noise generator starts anew. More than two channels are put in WAV order from the
-/// positions libfaad reports. libfaad makes a mono stream stereo, in case it carries
-/// parametric stereo; when the first frame shows it does not, one channel is given.
+/// rounded here exactly as libfaad's own 16-bit conversion rounds it, only faster.
+///
+/// libfaad gives no output for the first unit after it is opened (that unit only primes the
+/// overlap of its transform), so the unit's frames are counted as dropped and a seek opens it
+/// afresh one unit early. After a seek the frames equal those of a decode from the start,
+/// except in bands coded as perceptual noise: libfaad's noise generator starts anew.
+///
+/// More than two channels are put in WAV order from the positions libfaad reports. libfaad
+/// makes a mono stream stereo, in case it carries parametric stereo; when the first frame
+/// shows it does not, one channel is given.
 final class AACDecoder: MP4Codec {
     let path: String
     let codecName = "AAC"
