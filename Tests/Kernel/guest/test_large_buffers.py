@@ -59,8 +59,10 @@ class LargeBufferTests(support.KernelTestCase):
         captured = capture.stop()
         self.assertEqual(done.returncode, 0, done.stdout)
         self.assertNotIn("stopped responding", done.stdout)
+        # The stall was a device declared lost and reopened: tonearm's summary counts those. How
+        # long it took is a figure (a software-emulated CPU on a shared machine), printed.
+        self.assertIn(" 0 device losses", done.stdout)
         seconds = assert_captured_whole(self, captured, "noise24", "the capture is shorter than the files") / 2 / 48000
-        self.assertLess(took, seconds + 1.5, f"{seconds:.1f} s of audio took {took:.1f} s:\n{done.stdout}")
         support.measure(f"snd-aloop 6000/24000 frames: {seconds:.1f} s of audio bit-exact, played in {took:.2f} s")
 
 
