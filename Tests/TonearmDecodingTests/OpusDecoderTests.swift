@@ -204,16 +204,7 @@ final class OpusDecoderTests: XCTestCase {
         for decoder in [try OpusDecoder(path: chained), try OpusDecoder(source: UnseekableSource(path: chained))] {
             XCTAssertEqual(decoder.info.title, "First Song")
             XCTAssertEqual(decoder.tagChanges, 0)
-            var changes: [(frame: Int, title: String?, artist: String?)] = []
-            var seen = decoder.tagChanges
-            var start = decoder.position
-            while try decoder.nextBlock() != nil {
-                if decoder.tagChanges != seen {
-                    seen = decoder.tagChanges
-                    changes.append((start, decoder.info.title, decoder.info.artist))
-                }
-                start = decoder.position
-            }
+            let changes = try linkTagChanges(decoder)
             XCTAssertEqual(changes.map(\.frame), [100_000], "the second link's tags come with its first block")
             XCTAssertEqual(changes.map(\.title), ["Second Song"])
             XCTAssertEqual(changes.map(\.artist), [nil], "the first link's other tags go with it")

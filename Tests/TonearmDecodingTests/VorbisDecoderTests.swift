@@ -198,16 +198,7 @@ final class VorbisDecoderTests: XCTestCase {
         for decoder in [try VorbisDecoder(path: chained), try VorbisDecoder(source: UnseekableSource(path: chained))] {
             XCTAssertEqual(decoder.info.title, "First Song")
             XCTAssertEqual(decoder.tagChanges, 0)
-            var changes: [(frame: Int, title: String?, artist: String?)] = []
-            var seen = decoder.tagChanges
-            var start = decoder.position
-            while try decoder.nextBlock() != nil {
-                if decoder.tagChanges != seen {
-                    seen = decoder.tagChanges
-                    changes.append((start, decoder.info.title, decoder.info.artist))
-                }
-                start = decoder.position
-            }
+            let changes = try linkTagChanges(decoder)
             XCTAssertEqual(changes.map(\.frame), [100_000], "the second link's tags come with its first block")
             XCTAssertEqual(changes.map(\.title), ["Second Song"])
             XCTAssertEqual(changes.map(\.artist), [nil], "the first link's other tags go with it")
@@ -370,6 +361,22 @@ func signalToNoise(_ decoded: [Int32], _ original: [Int32], channels: Int, frame
         noise += (d - s) * (d - s)
     }
     return 10 * log10(signal / max(noise, 1))
+}
+
+/// Plays `decoder` to its end; where each change of its tags came (the first frame of the
+/// block that brought it), with the title and artist then: a chained Ogg stream's links.
+func linkTagChanges(_ decoder: any AudioDecoder) throws -> [(frame: Int, title: String?, artist: String?)] {
+    var changes: [(frame: Int, title: String?, artist: String?)] = []
+    var seen = decoder.tagChanges
+    var start = decoder.position
+    while try decoder.nextBlock() != nil {
+        if decoder.tagChanges != seen {
+            seen = decoder.tagChanges
+            changes.append((start, decoder.info.title, decoder.info.artist))
+        }
+        start = decoder.position
+    }
+    return changes
 }
 
 /// A file read as a radio stream is: forwards only, with no length.
