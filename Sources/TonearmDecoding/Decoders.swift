@@ -73,8 +73,10 @@ public enum Decoders {
 
     /// `audio/AACP; charset=x` → `audio/aacp`.
     static func mediaType(_ contentType: String) -> String {
-        let type = contentType.prefix { $0 != ";" }
-        return String(type.drop { $0 == " " }.reversed().drop { $0 == " " }.reversed()).lowercased()
+        var type = contentType.prefix { $0 != ";" }
+        while type.first == " " { type = type.dropFirst() }
+        while type.last == " " { type = type.dropLast() }
+        return type.lowercased()
     }
 
     static func suffix(of name: String) -> String? {
