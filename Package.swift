@@ -1,6 +1,23 @@
 // swift-tools-version:6.0
 import PackageDescription
 
+/// The Swift packages, by their GitHub URL; or, when `TONEARM_PACKAGES` names a folder, from
+/// copies there, one folder each (`scripts/build-trixie` makes them for Debian's Swift 6.0, whose
+/// package manager cannot read the manifests of today's releases).
+let packages: [(url: String, from: Version)] = [
+    ("https://github.com/apple/swift-argument-parser", "1.5.0"),
+    ("https://github.com/apple/swift-log", "1.6.0"),
+    ("https://github.com/swift-server/swift-service-lifecycle", "2.6.0"),
+    ("https://github.com/apple/swift-nio", "2.80.0"),
+    ("https://github.com/apple/swift-system", "1.4.0"),
+]
+let dependencies: [Package.Dependency] = packages.map { package in
+    if let folder = Context.environment["TONEARM_PACKAGES"], !folder.isEmpty {
+        return .package(path: folder + "/" + package.url.split(separator: "/").last!)
+    }
+    return .package(url: package.url, from: package.from)
+}
+
 /// C libraries come from Debian packages; each is wrapped once in a `C<Lib>` target that holds
 /// only a modulemap and a shim header.
 func systemLibrary(_ name: String, pkgConfig: String, apt: String) -> Target {
@@ -13,13 +30,7 @@ let package = Package(
         .executable(name: "tonearm", targets: ["tonearm"]),
         .executable(name: "tonearmd", targets: ["tonearmd"]),
     ],
-    dependencies: [
-        .package(url: "https://github.com/apple/swift-argument-parser", from: "1.5.0"),
-        .package(url: "https://github.com/apple/swift-log", from: "1.6.0"),
-        .package(url: "https://github.com/swift-server/swift-service-lifecycle", from: "2.6.0"),
-        .package(url: "https://github.com/apple/swift-nio", from: "2.80.0"),
-        .package(url: "https://github.com/apple/swift-system", from: "1.4.0"),
-    ],
+    dependencies: dependencies,
     targets: [
         systemLibrary("CALSA", pkgConfig: "alsa", apt: "libasound2-dev"),
         systemLibrary("CFLAC", pkgConfig: "flac", apt: "libflac-dev"),
@@ -36,7 +47,9 @@ let package = Package(
         .systemLibrary(name: "CCurl", providers: [.apt(["libcurl4-openssl-dev"])]),  // headers only: loaded with dlopen
 
         // Threads, wake-ups, real-time priority and memory locks: POSIX wrapped once.
-        .target(name: "TonearmSystem", dependencies: [.product(name: "SystemPackage", package: "swift-system")]),
+        // The Swift runtime's enqueue hooks, which TaskThread sets with compilers before 6.3.
+        .systemLibrary(name: "CConcurrencyHooks"),
+        .target(name: "TonearmSystem", dependencies: ["CConcurrencyHooks", .product(name: "SystemPackage", package: "swift-system")]),
         // Pure audio building blocks: formats, the SPSC ring, sample conversion, the mixer.
         .target(name: "TonearmAudio"),
         // The decoder seam: one protocol for every format, each format a plug-in (one file per

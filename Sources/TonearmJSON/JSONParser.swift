@@ -48,7 +48,8 @@ extension JSONValue {
     /// `.double`.
     public static func parse(_ text: String, maxDepth: Int = defaultMaxDepth) throws(JSONParseError) -> JSONValue {
         var text = text
-        // `withUTF8` rethrows untyped errors, so the typed one travels in a `Result`.
+        // `withUTF8` and `withUnsafeBufferPointer` rethrow untyped errors (Swift 6.0), so the
+        // typed one travels in a `Result`.
         let result = text.withUTF8 { buffer in
             Result { () throws(JSONParseError) in try parse(buffer, maxDepth: maxDepth) }
         }
@@ -57,7 +58,10 @@ extension JSONValue {
 
     /// Parses UTF-8 bytes; bytes that are not UTF-8 are an error.
     public static func parse(_ bytes: [UInt8], maxDepth: Int = defaultMaxDepth) throws(JSONParseError) -> JSONValue {
-        try bytes.withUnsafeBufferPointer { (buffer) throws(JSONParseError) in try parse(buffer, maxDepth: maxDepth) }
+        let result = bytes.withUnsafeBufferPointer { buffer in
+            Result { () throws(JSONParseError) in try parse(buffer, maxDepth: maxDepth) }
+        }
+        return try result.get()
     }
 
     /// Parses UTF-8 bytes in place (a line in a socket buffer, say).

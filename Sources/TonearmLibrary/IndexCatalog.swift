@@ -152,7 +152,7 @@ final class IndexCatalog: LibraryCatalog, @unchecked Sendable {
     /// Runs `body` on the connection within a query's time (`QueryBudget`); a query over it is
     /// refused as a bad argument, any other SQLite failure becomes `unavailable`, naming the
     /// database.
-    private func query<T>(_ body: (Database) throws(SQLiteError) -> T) throws(CommandFailure) -> T {
+    private func query<T: Sendable>(_ body: (Database) throws(SQLiteError) -> T) throws(CommandFailure) -> T {
         do throws(SQLiteError) {
             // A free connection, else the first.
             for connection in connections.dropFirst() {

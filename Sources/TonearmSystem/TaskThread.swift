@@ -1,4 +1,8 @@
+#if compiler(>=6.3)
 @_spi(ExperimentalCustomExecutors) @_spi(ExperimentalScheduling) import _Concurrency
+#else
+import CConcurrencyHooks
+#endif
 import Synchronization
 
 /// A program's Swift tasks on one thread: the thread that calls `run()`.
@@ -10,11 +14,19 @@ import Synchronization
 /// keeps a monitor that wakes every second while it has threads). What runs here must not
 /// block for long: threads that wait on devices are `NamedThread`s, and reach tasks through
 /// continuations.
+///
+/// With Swift 6.3 it is installed through the executor factory; with earlier compilers
+/// (Debian's 6.0) through the runtime's enqueue hooks, which send it every job the global pool
+/// would have run. Either way no pool thread is started.
 public enum TaskThread {
     /// Makes the task thread the main and default executor. Call once, first thing in a
     /// synchronous `main`, then start the program's task and call `run()`.
     public static func install() {
+        #if compiler(>=6.3)
         _createExecutors(factory: Factory.self)
+        #else
+        TaskThreadExecutor.installHooks()
+        #endif
     }
 
     /// Runs the program's tasks on the calling thread until `stop()`.
@@ -23,14 +35,16 @@ public enum TaskThread {
     /// Ends `run()` once the jobs due have run.
     public static func stop() { TaskThreadExecutor.shared.stop() }
 
+    #if compiler(>=6.3)
     private struct Factory: ExecutorFactory {
         static var mainExecutor: any MainExecutor { TaskThreadExecutor.shared }
         static var defaultExecutor: any TaskExecutor { TaskThreadExecutor.shared }
     }
+    #endif
 }
 
-/// The executor behind `TaskThread`.
-final class TaskThreadExecutor: MainExecutor, TaskExecutor, SchedulingExecutor, @unchecked Sendable {
+/// The executor behind `TaskThread`: the main executor too with Swift 6.3.
+final class TaskThreadExecutor: TaskExecutor, @unchecked Sendable {
     /// The one instance `TaskThread.install()` makes the program's executor.
     static let shared = TaskThreadExecutor()
 
@@ -55,7 +69,10 @@ final class TaskThreadExecutor: MainExecutor, TaskExecutor, SchedulingExecutor, 
     init() {}
 
     func enqueue(_ job: consuming ExecutorJob) {
-        let job = UnownedJob(job)
+        schedule(UnownedJob(job))
+    }
+
+    private func schedule(_ job: UnownedJob) {
         let wake = jobs.withLock { jobs in
             jobs.ready.append(job)
             return jobs.wakeRunner()
@@ -63,6 +80,7 @@ final class TaskThreadExecutor: MainExecutor, TaskExecutor, SchedulingExecutor, 
         if wake { wakeup.post() }
     }
 
+    #if compiler(>=6.3)
     func enqueue<C: Clock>(_ job: consuming ExecutorJob, after delay: C.Duration,
                                   tolerance: C.Duration?, clock: C) {
         enqueue(job, deadline: monotonicSeconds() + Self.seconds(delay))
@@ -74,7 +92,11 @@ final class TaskThreadExecutor: MainExecutor, TaskExecutor, SchedulingExecutor, 
     }
 
     private func enqueue(_ job: consuming ExecutorJob, deadline: Double) {
-        let job = UnownedJob(job)
+        schedule(UnownedJob(job), deadline: deadline)
+    }
+    #endif
+
+    private func schedule(_ job: UnownedJob, deadline: Double) {
         let wake = jobs.withLock { jobs in
             let entry = (deadline: deadline, order: jobs.enqueued, job: job)
             jobs.enqueued += 1
@@ -133,7 +155,53 @@ final class TaskThreadExecutor: MainExecutor, TaskExecutor, SchedulingExecutor, 
         if wake { wakeup.post() }
     }
 
+    #if compiler(>=6.3)
     var isMainExecutor: Bool { true }
+    #endif
 
     func checkIsolated() {}
+
+    #if !compiler(>=6.3)
+    // The runtime's hooks (swift/Runtime/Concurrency.h): Swift-convention functions that are
+    // given the job and the runtime's own way to enqueue it, which is not used.
+    private typealias Enqueue = @convention(thin) (UnownedJob) -> Void
+    private typealias EnqueueHook = @convention(thin) (UnownedJob, Enqueue) -> Void
+    private typealias EnqueueAfter = @convention(thin) (UInt64, UnownedJob) -> Void
+    private typealias EnqueueAfterHook = @convention(thin) (UInt64, UnownedJob, EnqueueAfter) -> Void
+    private typealias EnqueueAt = @convention(thin) (Int64, Int64, Int64, Int64, Int32, UnownedJob) -> Void
+    private typealias EnqueueAtHook = @convention(thin) (Int64, Int64, Int64, Int64, Int32, UnownedJob, EnqueueAt) -> Void
+
+    /// Sends the jobs of the global pool to the task thread: at once, after a delay in
+    /// nanoseconds, or at a deadline on one of the runtime's clocks.
+    static func installHooks() {
+        let now: EnqueueHook = { job, _ in
+            TaskThreadExecutor.shared.schedule(job)
+        }
+        let after: EnqueueAfterHook = { nanoseconds, job, _ in
+            TaskThreadExecutor.shared.schedule(job, deadline: monotonicSeconds() + Double(nanoseconds) / 1e9)
+        }
+        let at: EnqueueAtHook = { seconds, nanoseconds, _, _, clock, job, _ in
+            var nowSeconds: Int64 = 0
+            var nowNanoseconds: Int64 = 0
+            runtimeTime(&nowSeconds, &nowNanoseconds, clock)
+            let wait = Double(seconds - nowSeconds) + Double(nanoseconds - nowNanoseconds) / 1e9
+            TaskThreadExecutor.shared.schedule(job, deadline: monotonicSeconds() + max(0, wait))
+        }
+        tonearm_set_enqueue_hooks(
+            unsafeBitCast(now, to: UnsafeMutableRawPointer.self),
+            unsafeBitCast(after, to: UnsafeMutableRawPointer.self),
+            unsafeBitCast(at, to: UnsafeMutableRawPointer.self))
+    }
+
+    #endif
 }
+
+#if compiler(>=6.3)
+extension TaskThreadExecutor: MainExecutor, SchedulingExecutor {}
+#else
+extension TaskThreadExecutor: SerialExecutor {}
+
+/// The time on one of the runtime's clocks (the clock a deadline hook names).
+@_silgen_name("swift_get_time")
+private func runtimeTime(_ seconds: UnsafeMutablePointer<Int64>, _ nanoseconds: UnsafeMutablePointer<Int64>, _ clock: Int32)
+#endif
