@@ -1,4 +1,5 @@
 // swift-tools-version:6.0
+import Foundation
 import PackageDescription
 
 /// The Swift packages, by their GitHub URL; or, when `TONEARM_PACKAGES` names a folder, from
@@ -17,6 +18,23 @@ let dependencies: [Package.Dependency] = packages.map { package in
     }
     return .package(url: package.url, from: package.from)
 }
+
+/// libgpiod's API changed wholly from 1.6 (Debian bookworm) to 2 (trixie); TonearmGPIO has a
+/// wrapper for each and builds the one for the libgpiod pkg-config finds, with the
+/// environment's PKG_CONFIG_PATH (a cross build's), or 1.6 when pkg-config cannot tell.
+let libgpiodMajorVersion: Int = {
+    let pkgConfig = Process()
+    pkgConfig.executableURL = URL(fileURLWithPath: "/usr/bin/env")
+    pkgConfig.arguments = ["pkg-config", "--modversion", "libgpiod"]
+    let output = Pipe()
+    pkgConfig.standardOutput = output
+    pkgConfig.standardError = FileHandle.nullDevice
+    guard (try? pkgConfig.run()) != nil else { return 1 }
+    let version = String(decoding: output.fileHandleForReading.readDataToEndOfFile(), as: UTF8.self)
+    pkgConfig.waitUntilExit()
+    guard pkgConfig.terminationStatus == 0 else { return 1 }
+    return Int(version.prefix { $0.isNumber }) ?? 1
+}()
 
 /// C libraries come from Debian packages; each is wrapped once in a `C<Lib>` target that holds
 /// only a modulemap and a shim header.
@@ -70,13 +88,15 @@ let package = Package(
         // The pure logic of buttons, encoders and switches, tested on recorded timelines, and
         // how a board plug-in hands its commands to the control plane. No I/O.
         .target(name: "TonearmBoard", dependencies: ["TonearmControlPlane"]),
-        // libgpiod: buttons, encoders and switches on GPIO lines, as a plug-in.
+        // libgpiod: buttons, encoders and switches on GPIO lines, as a plug-in. Built against
+        // libgpiod 2 when pkg-config finds it (LIBGPIOD_V2), against 1.6 otherwise.
         .target(
             name: "TonearmGPIO",
             dependencies: [
                 "CGPIOD", "TonearmBoard", "TonearmControlPlane", "TonearmSystem",
                 .product(name: "SystemPackage", package: "swift-system"),
-            ]
+            ],
+            swiftSettings: libgpiodMajorVersion >= 2 ? [.define("LIBGPIOD_V2")] : []
         ),
         // Linux input events (steering-wheel keys, remotes), each device pattern a plug-in.
         .target(

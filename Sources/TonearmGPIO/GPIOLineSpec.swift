@@ -1,5 +1,5 @@
 /// One GPIO input line as a profile names it. Plain values only, so the same spec serves
-/// libgpiod 1.6 today and libgpiod 2 later.
+/// libgpiod 1.6 and libgpiod 2 alike.
 public struct GPIOLineSpec: Sendable, Hashable, CustomStringConvertible {
     public enum Line: Sendable, Hashable, CustomStringConvertible {
         /// The line's offset on its chip (17 for GPIO17 on a Raspberry Pi's main chip).
