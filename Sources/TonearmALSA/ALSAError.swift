@@ -34,5 +34,5 @@ public struct ALSAError: Error, CustomStringConvertible, Sendable {
 /// per-thread). Set TONEARM_ALSA_DEBUG to keep them.
 func silenceALSADiagnostics() {
     guard getenv("TONEARM_ALSA_DEBUG") == nil else { return }
-    _ = snd_lib_error_set_local { _, _, _, _, _, _ in }
+    tonearm_alsa_silence_thread()
 }

@@ -102,8 +102,8 @@ actor MPDCommands {
         func append(_ text: String) { bytes += text.utf8 }
         func append(_ more: [UInt8]) { bytes += more }
 
-        /// Sends what is made once there is a part's worth.
-        nonisolated(nonsending) func drain() async throws(MPDFailure) {
+        /// Sends what is made once there is a part's worth; runs in the caller's isolation.
+        func drain(isolation: isolated (any Actor)? = #isolation) async throws(MPDFailure) {
             guard let reply, bytes.count >= Self.part else { return }
             let part = bytes
             bytes.removeAll(keepingCapacity: true)

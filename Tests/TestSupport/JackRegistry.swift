@@ -36,13 +36,11 @@ public func releaseJackRegistrySlot(serverName: String) {
         let pid = UnsafeRawPointer(entry).load(as: Int32.self)
         guard pid > 0 else { continue }
         let nameStart = entry + 4
-        let nameLength = (0..<nameBytes).first { nameStart[$0] == 0 } ?? nameBytes
+        let nameLength: Int = (0..<nameBytes).first(where: { nameStart[$0] == 0 }) ?? nameBytes
         let name = Array(UnsafeBufferPointer(start: nameStart, count: nameLength))
         // Registered as "jack-<uid>:<name>:"; test server names are unique.
-        let holdsWanted = name.count >= wanted.count && (0...(name.count - wanted.count)).contains { (start: Int) -> Bool in
-            name[start..<start + wanted.count].elementsEqual(wanted)
-        }
-        guard holdsWanted else { continue }
+        guard name.count >= wanted.count,
+              (0...(name.count - wanted.count)).contains(where: { name[$0..<$0 + wanted.count].elementsEqual(wanted) }) else { continue }
         guard kill(pid, 0) != 0 && errno == ESRCH else { continue }  // still alive: not ours to touch
         // The name first, the pid last: the slot looks free only once it is blank.
         memset(nameStart, 0, nameBytes)

@@ -143,18 +143,21 @@ extension MP4Bytes {
             ? box("co64", full + be32(offsets.count) + offsets.flatMap { be32(0) + be32($0) })
             : box("stco", full + be32(offsets.count) + offsets.flatMap { be32($0) })
         let stbl = box("stbl", stsd + stts + stsc + sizes + chunks)
-        let mdhd = box("mdhd", full + be32(0) + be32(0) + be32(timescale) + be32(total) + [0x55, 0xC4, 0, 0])
+        let times: [UInt8] = be32(0) + be32(0) + be32(timescale) + be32(total)
+        let mdhd = box("mdhd", full + times + [0x55, 0xC4, 0, 0])
         let hdlr = box("hdlr", full + be32(0) + Array("soun".utf8) + [UInt8](repeating: 0, count: 13))
         let mdia = box("mdia", mdhd + hdlr + box("minf", stbl))
-        let mvhd = box("mvhd", full + be32(0) + be32(0) + be32(timescale) + be32(total) + [UInt8](repeating: 0, count: 80))
+        let mvhd = box("mvhd", full + times + [UInt8](repeating: 0, count: 80))
         return ftyp + mdat + box("moov", mvhd + box("trak", mdia))
     }
 
     /// An 'alac' sample entry with its magic cookie.
     public static func alacEntry(bits: Int, channels: Int, sampleRate: Int, frameLength: Int) -> [UInt8] {
-        let cookie = be32(frameLength) + [0, UInt8(bits), 40, 10, 14, UInt8(channels), 0, 255] + be32(0) + be32(0) + be32(sampleRate)
-        let audio = [UInt8](repeating: 0, count: 6) + [0, 1] + [UInt8](repeating: 0, count: 8)
-            + [0, UInt8(channels), 0, UInt8(min(bits, 24))] + be32(0) + be32(min(sampleRate, 65535) << 16)
+        let layout: [UInt8] = [0, UInt8(bits), 40, 10, 14, UInt8(channels), 0, 255]
+        let cookie: [UInt8] = be32(frameLength) + layout + be32(0) + be32(0) + be32(sampleRate)
+        let reserved: [UInt8] = [UInt8](repeating: 0, count: 6) + [0, 1] + [UInt8](repeating: 0, count: 8)
+        let shape: [UInt8] = [0, UInt8(channels), 0, UInt8(min(bits, 24))]
+        let audio: [UInt8] = reserved + shape + be32(0) + be32(min(sampleRate, 65535) << 16)
         return box("alac", audio + box("alac", be32(0) + cookie))
     }
 

@@ -32,8 +32,9 @@ public enum PCMFixtures {
         defer { try? FileManager.default.removeItem(atPath: out) }
         try runChecked(try which("sox"), ["-D", path, "-t", "raw", "-e", "signed-integer", "-b", "32", "-L", out])
         let bytes = [UInt8](try Data(contentsOf: URL(fileURLWithPath: out)))
-        return stride(from: 0, to: bytes.count - 3, by: 4).map {
-            Int32(bitPattern: UInt32(bytes[$0]) | UInt32(bytes[$0 + 1]) << 8 | UInt32(bytes[$0 + 2]) << 16 | UInt32(bytes[$0 + 3]) << 24)
+        return stride(from: 0, to: bytes.count - 3, by: 4).map { (at: Int) -> Int32 in
+            let low = UInt32(bytes[at]) | UInt32(bytes[at + 1]) << 8
+            return Int32(bitPattern: low | UInt32(bytes[at + 2]) << 16 | UInt32(bytes[at + 3]) << 24)
         }
     }
 
