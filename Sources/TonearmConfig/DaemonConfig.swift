@@ -40,26 +40,47 @@ public struct DaemonConfig: Sendable, Equatable {
     /// The defaults.
     public init() {}
 
-    /// Reads the profile at `path`; errors name the file and line.
-    public static func load(path: String) throws(ConfigError) -> DaemonConfig {
+    /// Where the packaged board profiles are: `profile = "generic"` reads generic.toml here.
+    public static let profileDirectory = "/usr/share/tonearm/boards"
+
+    /// Reads the profile at `path` (over the profile it names, if it names one); errors name
+    /// the file and line.
+    public static func load(path: String, profileDirectory: String = profileDirectory) throws(ConfigError) -> DaemonConfig {
         let document: TOMLTable
         do {
             document = try TOMLTable.load(path: path)
         } catch {
             throw ConfigError(error)
         }
-        return try DaemonConfig(document: document, fileName: path)
+        return try DaemonConfig(document: document, fileName: path, profileDirectory: profileDirectory)
     }
 
-    /// Reads a profile's text; `fileName` only goes into errors.
-    public static func parse(_ text: String, fileName: String? = nil) throws(ConfigError) -> DaemonConfig {
+    /// Reads a profile's text; `fileName` goes into errors, and a relative `profile` path is
+    /// read from its folder.
+    public static func parse(_ text: String, fileName: String? = nil, profileDirectory: String = profileDirectory) throws(ConfigError) -> DaemonConfig {
         let document: TOMLTable
         do {
             document = try TOMLTable.parse(text, fileName: fileName)
         } catch {
             throw ConfigError(error)
         }
-        return try DaemonConfig(document: document, fileName: fileName)
+        return try DaemonConfig(document: document, fileName: fileName, profileDirectory: profileDirectory)
+    }
+
+    /// `document` read over the profile it names: errors in a key the profile wrote name the
+    /// profile's file and line.
+    init(document: TOMLTable, fileName: String?, profileDirectory: String) throws(ConfigError) {
+        guard let overlay = try ProfileOverlay(document: document, fileName: fileName, directory: profileDirectory) else {
+            try self.init(document: document, fileName: fileName)
+            return
+        }
+        do {
+            try self.init(document: overlay.document, fileName: fileName)
+        } catch {
+            var error = error
+            if let key = error.key, error.line != nil { error.fileName = overlay.file(of: key) }
+            throw error
+        }
     }
 
     init(document: TOMLTable, fileName: String?) throws(ConfigError) {
