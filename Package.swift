@@ -65,9 +65,7 @@ let package = Package(
         .systemLibrary(name: "CCurl", providers: [.apt(["libcurl4-openssl-dev"])]),  // headers only: loaded with dlopen
 
         // Threads, wake-ups, real-time priority and memory locks: POSIX wrapped once.
-        // The Swift runtime's enqueue hooks, which TaskThread sets with compilers before 6.3.
-        .systemLibrary(name: "CConcurrencyHooks"),
-        .target(name: "TonearmSystem", dependencies: ["CConcurrencyHooks", .product(name: "SystemPackage", package: "swift-system")]),
+        .target(name: "TonearmSystem", dependencies: [.product(name: "SystemPackage", package: "swift-system")]),
         // Pure audio building blocks: formats, the SPSC ring, sample conversion, the mixer.
         .target(name: "TonearmAudio"),
         // The decoder seam: one protocol for every format, each format a plug-in (one file per

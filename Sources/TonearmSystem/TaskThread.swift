@@ -1,7 +1,7 @@
 #if compiler(>=6.3)
 @_spi(ExperimentalCustomExecutors) @_spi(ExperimentalScheduling) import _Concurrency
 #else
-import CConcurrencyHooks
+import Dispatch
 #endif
 import Synchronization
 
@@ -15,22 +15,27 @@ import Synchronization
 /// block for long: threads that wait on devices are `NamedThread`s, and reach tasks through
 /// continuations.
 ///
-/// With Swift 6.3 it is installed through the executor factory; with earlier compilers
-/// (Debian's 6.0) through the runtime's enqueue hooks, which send it every job the global pool
-/// would have run. Either way no pool thread is started.
+/// That is with Swift 6.3, through its executor factory. Earlier compilers (Debian's 6.0) have
+/// no way to replace the executors: there `install()` does nothing and `run()` hands the main
+/// thread to libdispatch's main queue, so tasks run on the platform's pool as usual.
 public enum TaskThread {
     /// Makes the task thread the main and default executor. Call once, first thing in a
     /// synchronous `main`, then start the program's task and call `run()`.
     public static func install() {
         #if compiler(>=6.3)
         _createExecutors(factory: Factory.self)
-        #else
-        TaskThreadExecutor.installHooks()
         #endif
     }
 
-    /// Runs the program's tasks on the calling thread until `stop()`.
-    public static func run() { TaskThreadExecutor.shared.run() }
+    /// Runs the program's tasks on the calling thread until `stop()`. Before Swift 6.3: the
+    /// main actor's, for good (the program ends with `exit`).
+    public static func run() {
+        #if compiler(>=6.3)
+        TaskThreadExecutor.shared.run()
+        #else
+        dispatchMain()
+        #endif
+    }
 
     /// Ends `run()` once the jobs due have run.
     public static func stop() { TaskThreadExecutor.shared.stop() }
@@ -160,48 +165,10 @@ final class TaskThreadExecutor: TaskExecutor, @unchecked Sendable {
     #endif
 
     func checkIsolated() {}
-
-    #if !compiler(>=6.3)
-    // The runtime's hooks (swift/Runtime/Concurrency.h): Swift-convention functions that are
-    // given the job and the runtime's own way to enqueue it, which is not used.
-    private typealias Enqueue = @convention(thin) (UnownedJob) -> Void
-    private typealias EnqueueHook = @convention(thin) (UnownedJob, Enqueue) -> Void
-    private typealias EnqueueAfter = @convention(thin) (UInt64, UnownedJob) -> Void
-    private typealias EnqueueAfterHook = @convention(thin) (UInt64, UnownedJob, EnqueueAfter) -> Void
-    private typealias EnqueueAt = @convention(thin) (Int64, Int64, Int64, Int64, Int32, UnownedJob) -> Void
-    private typealias EnqueueAtHook = @convention(thin) (Int64, Int64, Int64, Int64, Int32, UnownedJob, EnqueueAt) -> Void
-
-    /// Sends the jobs of the global pool to the task thread: at once, after a delay in
-    /// nanoseconds, or at a deadline on one of the runtime's clocks.
-    static func installHooks() {
-        let now: EnqueueHook = { job, _ in
-            TaskThreadExecutor.shared.schedule(job)
-        }
-        let after: EnqueueAfterHook = { nanoseconds, job, _ in
-            TaskThreadExecutor.shared.schedule(job, deadline: monotonicSeconds() + Double(nanoseconds) / 1e9)
-        }
-        let at: EnqueueAtHook = { seconds, nanoseconds, _, _, clock, job, _ in
-            var nowSeconds: Int64 = 0
-            var nowNanoseconds: Int64 = 0
-            runtimeTime(&nowSeconds, &nowNanoseconds, clock)
-            let wait = Double(seconds - nowSeconds) + Double(nanoseconds - nowNanoseconds) / 1e9
-            TaskThreadExecutor.shared.schedule(job, deadline: monotonicSeconds() + max(0, wait))
-        }
-        tonearm_set_enqueue_hooks(
-            unsafeBitCast(now, to: UnsafeMutableRawPointer.self),
-            unsafeBitCast(after, to: UnsafeMutableRawPointer.self),
-            unsafeBitCast(at, to: UnsafeMutableRawPointer.self))
-    }
-
-    #endif
 }
 
 #if compiler(>=6.3)
 extension TaskThreadExecutor: MainExecutor, SchedulingExecutor {}
 #else
 extension TaskThreadExecutor: SerialExecutor {}
-
-/// The time on one of the runtime's clocks (the clock a deadline hook names).
-@_silgen_name("swift_get_time")
-private func runtimeTime(_ seconds: UnsafeMutablePointer<Int64>, _ nanoseconds: UnsafeMutablePointer<Int64>, _ clock: Int32)
 #endif
