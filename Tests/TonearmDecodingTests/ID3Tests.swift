@@ -122,7 +122,8 @@ final class ID3Tests: XCTestCase {
 
     func testPicturesOfEachVersionWithTheirSize() throws {
         let png = TinyPNG.make(width: 24, height: 16)
-        let apic = [3] + Array("image/png".utf8) + [0, 3] + B.encoded(3, "Front ★") + [0] + png
+        let apicHead: [UInt8] = [3] + Array("image/png".utf8) + [0, 3]
+        let apic: [UInt8] = apicHead + B.encoded(3, "Front ★") + [0] + png
         for version: UInt8 in [3, 4] {
             let frame = version == 3 ? B.frame23("APIC", apic) : B.frame24("APIC", apic)
             let tags = try read(B.tag(version: version, frames: [frame]))
@@ -132,7 +133,8 @@ final class ID3Tests: XCTestCase {
         }
         // v2.2 PIC: a three-letter format instead of a MIME type; UTF-16 description.
         let jpeg: [UInt8] = [0xFF, 0xD8, 0xFF, 0xE0, 0x00, 0x04, 0x4A, 0x46, 0xFF, 0xC0, 0x00, 0x0B, 0x08, 0x01, 0x2C, 0x02, 0x58, 0x03, 0, 0, 0, 0xFF, 0xD9]
-        let pic = [1] + Array("JPG".utf8) + [4] + B.encoded(1, "Back") + [0, 0] + jpeg
+        let picHead: [UInt8] = [1] + Array("JPG".utf8) + [4]
+        let pic: [UInt8] = picHead + B.encoded(1, "Back") + [0, 0] + jpeg
         let v22 = try read(B.tag(version: 2, frames: [B.frame22("PIC", pic)]))
         XCTAssertEqual(v22.pictures, [Picture(type: 4, mimeType: "image/jpeg", description: "Back", width: 600, height: 300,
                                               byteCount: jpeg.count, data: jpeg)])
