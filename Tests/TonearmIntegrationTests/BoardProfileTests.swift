@@ -34,11 +34,12 @@ final class BoardProfileTests: XCTestCase {
         XCTAssertEqual(result.stderrLines, ["tonearmd: \(path):3: unknown key 'period_frame' in [output]"])
     }
 
-    /// The four boards the project promises, each with its wiring table.
+    /// The four boards the project promises, each with its wiring table, and the generic profile
+    /// the Debian package chooses.
     func testTheShippedProfilesAreTheFourBoards() throws {
         let profiles = try FileManager.default.contentsOfDirectory(atPath: boardDirectory.path).filter { $0.hasSuffix(".toml") }.sorted()
-        XCTAssertEqual(profiles, ["car-box.toml", "desktop.toml", "raspberry-pi-4.toml", "raspberry-pi-zero-2w-i2s-dac.toml"])
-        for profile in profiles where profile != "desktop.toml" {
+        XCTAssertEqual(profiles, ["car-box.toml", "desktop.toml", "generic.toml", "raspberry-pi-4.toml", "raspberry-pi-zero-2w-i2s-dac.toml"])
+        for profile in profiles where profile != "desktop.toml" && profile != "generic.toml" {
             let text = try String(contentsOfFile: boardDirectory.appendingPathComponent(profile).path, encoding: .utf8)
             XCTAssertTrue(text.contains("# Wiring"), "\(profile) carries its wiring as a comment table")
         }
@@ -63,7 +64,7 @@ final class BoardProfileTests: XCTestCase {
     func testEachProfilesNetworkDropInKeepsTheUnitHardened() throws {
         guard toolsAvailable("systemd-analyze") else { throw XCTSkip("systemd-analyze is not installed") }
         let expected = [
-            "car-box.toml": nil, "desktop.toml": "IPAddressAllow=localhost\n",
+            "car-box.toml": nil, "desktop.toml": "IPAddressAllow=localhost\n", "generic.toml": "IPAddressAllow=localhost\n",
             "raspberry-pi-4.toml": "IPAddressAllow=localhost 10.0.0.0/8 172.16.0.0/12 192.168.0.0/16 fe80::/10 fc00::/7\n",
             "raspberry-pi-zero-2w-i2s-dac.toml": "IPAddressAllow=localhost 10.0.0.0/8 172.16.0.0/12 192.168.0.0/16 fe80::/10 fc00::/7\n",
         ]
