@@ -3,7 +3,7 @@
 /// are here with the code they stand for; the range markers KEY_RESERVED, KEY_MAX, KEY_CNT and
 /// KEY_MIN_INTERESTING are not.
 ///
-/// Taken from linux-libc-dev 6.1 (Debian 12). Regenerate after a kernel adds keys with:
+/// Taken from linux-libc-dev 6.12 (Debian 13). Regenerate after a kernel adds keys with:
 ///
 ///     python3 - <<'PY'
 ///     import re; code = {}
@@ -126,7 +126,9 @@ let linuxKeyCodeTable: [(name: String, code: UInt16)] = [
     ("KEY_REFRESH_RATE_TOGGLE", 562), ("KEY_BUTTONCONFIG", 576), ("KEY_TASKMANAGER", 577),
     ("KEY_JOURNAL", 578), ("KEY_CONTROLPANEL", 579), ("KEY_APPSELECT", 580), ("KEY_SCREENSAVER", 581),
     ("KEY_VOICECOMMAND", 582), ("KEY_ASSISTANT", 583), ("KEY_KBD_LAYOUT_NEXT", 584),
-    ("KEY_EMOJI_PICKER", 585), ("KEY_DICTATE", 586), ("KEY_BRIGHTNESS_MIN", 592),
+    ("KEY_EMOJI_PICKER", 585), ("KEY_DICTATE", 586), ("KEY_CAMERA_ACCESS_ENABLE", 587),
+    ("KEY_CAMERA_ACCESS_DISABLE", 588), ("KEY_CAMERA_ACCESS_TOGGLE", 589), ("KEY_ACCESSIBILITY", 590),
+    ("KEY_DO_NOT_DISTURB", 591), ("KEY_BRIGHTNESS_MIN", 592),
     ("KEY_BRIGHTNESS_MAX", 593), ("KEY_KBDINPUTASSIST_PREV", 608), ("KEY_KBDINPUTASSIST_NEXT", 609),
     ("KEY_KBDINPUTASSIST_PREVGROUP", 610), ("KEY_KBDINPUTASSIST_NEXTGROUP", 611),
     ("KEY_KBDINPUTASSIST_ACCEPT", 612), ("KEY_KBDINPUTASSIST_CANCEL", 613), ("KEY_RIGHT_UP", 614),

@@ -158,7 +158,11 @@ extension AACDecoderTests {
         XCTAssertEqual(decoder.info.totalFrames, (units - 1) * 1024, "every frame but the first, padding included")
         let decoded = try decodeAll(decoder)
         XCTAssertEqual(decoded.count, (units - 1) * 1024 * 2)
-        XCTAssertTrue(decoded == (try MP4Fixtures.faadReference(file)), "equals faad's output")
+        // faad 2.11 (Debian 13) writes the stream's first frame too, which faad 2.10 and this
+        // decoder leave out; the rest is the same.
+        var reference = try MP4Fixtures.faadReference(file)
+        if reference.count == units * 1024 * 2 { reference.removeFirst(1024 * 2) }
+        XCTAssertTrue(decoded == reference, "equals faad's output")
         XCTAssertTrue(Array(decoded.prefix(frames * 2)) == (try decodeAll(Decoders.open(path: m4a))), "the music as in MP4")
         for target in [50000, 1024, 3] {
             try decoder.seek(toFrame: target)

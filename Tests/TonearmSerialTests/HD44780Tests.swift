@@ -74,8 +74,8 @@ final class HD44780Tests: XCTestCase {
         let start = feed(lcd.start(trackState(), now: 1000))
         XCTAssertEqual(
             readable(start),
-            readable([0x7C, 0x04, 0x7C, 0x06, 0xFE, 0x0C, 0xFE, 0x01, 0xFE, 0x80] + Array("So What - Miles".utf8)
-                + [0xFE, 0xC0] + Array("> 0:00/9:22".utf8) + [0xFE, 0xCE] + Array("<>".utf8)))
+            readable(bytes([0x7C, 0x04, 0x7C, 0x06, 0xFE, 0x0C, 0xFE, 0x01, 0xFE, 0x80], ascii("So What - Miles"),
+                           [0xFE, 0xC0], ascii("> 0:00/9:22"), [0xFE, 0xCE], ascii("<>"))))
         XCTAssertEqual(screen.lines, ["So What - Miles ", "> 0:00/9:22   <>"])
         XCTAssertEqual(lcd.nextTick, 1000.4, "the first scroll step")
 
@@ -112,9 +112,9 @@ final class HD44780Tests: XCTestCase {
         let start = lcd.start(trackState(duration: 3725, elapsed: 3599.5, timestamp: 1000), now: 1000)
         XCTAssertEqual(
             readable(start),
-            readable([0x7C, 0x03, 0x7C, 0x05, 0xFE, 0x0C, 0xFE, 0x01, 0xFE, 0x80] + Array("So What".utf8)
-                + [0xFE, 0xC0] + Array("Miles Davis".utf8) + [0xFE, 0x94] + Array("Kind of Blue".utf8)
-                + [0xFE, 0xD4] + Array("> 59:59/1:02:05".utf8) + [0xFE, 0xE6] + Array("<>".utf8)))
+            readable(bytes([0x7C, 0x03, 0x7C, 0x05, 0xFE, 0x0C, 0xFE, 0x01, 0xFE, 0x80], ascii("So What"),
+                           [0xFE, 0xC0], ascii("Miles Davis"), [0xFE, 0x94], ascii("Kind of Blue"),
+                           [0xFE, 0xD4], ascii("> 59:59/1:02:05"), [0xFE, 0xE6], ascii("<>"))))
         var screen = SerLCDScreen(columns: 20, rows: 4)
         screen.feed(start)
         screen.feed(lcd.tick(now: 1001))
@@ -188,8 +188,8 @@ final class HD44780Tests: XCTestCase {
         let running = recorder.start(display)
         defer { running.stop() }
 
-        let start: [UInt8] = [0x7C, 0x04, 0x7C, 0x06, 0xFE, 0x0C, 0xFE, 0x01, 0xFE, 0x80] + Array("So What - Miles".utf8)
-            + [0xFE, 0xC0] + Array("> 0:00/9:22".utf8) + [0xFE, 0xCE] + Array("<>".utf8)
+        let start = bytes([0x7C, 0x04, 0x7C, 0x06, 0xFE, 0x0C, 0xFE, 0x01, 0xFE, 0x80], ascii("So What - Miles"),
+                          [0xFE, 0xC0], ascii("> 0:00/9:22"), [0xFE, 0xCE], ascii("<>"))
         XCTAssertEqual(readable(pty.take(start.count)), readable(start))
 
         clock.set(1001)

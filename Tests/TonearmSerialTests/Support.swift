@@ -93,3 +93,13 @@ func randomBytes(_ count: Int, seed: UInt64 = 0x9E37_79B9_7F4A_7C15) -> [UInt8] 
     }
     return bytes
 }
+
+/// The parts, one after another (one call rather than a chain of `+` the type checker weighs).
+func bytes(_ parts: [UInt8]...) -> [UInt8] {
+    parts.flatMap { $0 }
+}
+
+/// The UTF-8 bytes of a text.
+func ascii(_ text: String) -> [UInt8] {
+    Array(text.utf8)
+}

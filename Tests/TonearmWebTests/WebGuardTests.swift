@@ -72,7 +72,7 @@ final class WebGuardTests: XCTestCase {
         XCTAssertFalse(web.channel.isActive, "a refused upgrade ends the connection")
     }
 
-    func testTheBoxsAddressesAreReadAgainOnAMissAtMostEveryInterval() {
+    func testTheBoxsAddressesAreReadAgainOnAMissAtMostEveryInterval() async {
         let reads = Counter()
         let current = LockedValue<Set<RequestHost>>([.address([192, 168, 1, 20])])
         let box = BoxIdentity(refreshInterval: 5) {
@@ -93,7 +93,7 @@ final class WebGuardTests: XCTestCase {
         XCTAssertEqual(reads.value, 3)
     }
 
-    func testTheBoxsHostnameAndAddressesAreReadFromTheSystem() {
+    func testTheBoxsHostnameAndAddressesAreReadFromTheSystem() async {
         let hosts = BoxIdentity.readSystem()
         let hostname = ProcessInfo.processInfo.hostName.lowercased()
         let first = String(hostname.split(separator: ".").first ?? "")
@@ -102,7 +102,7 @@ final class WebGuardTests: XCTestCase {
         XCTAssertTrue(hosts.contains(.address([127, 0, 0, 1])), "lo's address in \(hosts)")
     }
 
-    func testHostsParse() {
+    func testHostsParse() async {
         XCTAssertEqual(RequestHost.parse("Box.Local.:8080")?.host, .name("box.local"))
         XCTAssertEqual(RequestHost.parse("Box.Local.:8080")?.port, 8080)
         XCTAssertEqual(RequestHost.parse("[::1]")?.host, .address([UInt8](repeating: 0, count: 15) + [1]))
@@ -208,7 +208,7 @@ final class WebGuardTests: XCTestCase {
         XCTAssertEqual(fine.status, 204)
     }
 
-    func testTheWaitDoublesIsBoundedAndClearedByTheRightToken() {
+    func testTheWaitDoublesIsBoundedAndClearedByTheRightToken() async {
         var guesses = TokenGuesses(capacity: 3, firstWait: 1, longestWait: 60, forgetAfter: 900)
         var waits: [Int?] = []
         var now = 1000.0

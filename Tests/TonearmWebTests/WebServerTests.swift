@@ -123,7 +123,7 @@ final class WebServerTests: XCTestCase {
         let web = try EmbeddedWeb { $0.maxClients = 1 }
         let second = EmbeddedChannel()
         try web.service.admit(second)
-        try second.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 2)).wait()
+        try await second.connect(to: SocketAddress(ipAddress: "127.0.0.1", port: 2)).get()
         second.embeddedEventLoop.run()
         let refusal = try XCTUnwrap(second.readOutbound(as: ByteBuffer.self))
         XCTAssertTrue(String(buffer: refusal).hasPrefix("HTTP/1.1 503 "), String(buffer: refusal))
@@ -214,7 +214,7 @@ final class WebServerTests: XCTestCase {
         XCTAssertTrue(web.channel.isActive)
     }
 
-    func testEventsFollowWhatChanged() {
+    func testEventsFollowWhatChanged() async {
         var state = ControlState()
         state.volume = 40
         func names(_ subsystems: Set<Subsystem>, currentItemWas: Int? = nil) -> [String] {
