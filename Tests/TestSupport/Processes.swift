@@ -44,6 +44,11 @@ public final class RunningProcess: @unchecked Sendable {
     private let started: Double
     private var result: ProcessResult?
     private var killedForTimeout = false
+    /// Signalled once, by Foundation, when the child has exited: waiting on it costs nothing,
+    /// where polling `isRunning` or `waitUntilExit` (which spins when this thread's run loop has
+    /// no sources) takes CPU from the very child being waited for on a busy machine.
+    private let exited = DispatchSemaphore(value: 0)
+    private var launched = false
 
     /// Starts `executable` (a path, or a name looked up on PATH) with `environment` added to
     /// this process's own environment. Standard input is /dev/null unless `stdinPath` is given;
@@ -68,8 +73,10 @@ public final class RunningProcess: @unchecked Sendable {
         self.ownsStdout = stdoutPath == nil
         self.ownsStderr = stderrPath == nil
         started = monotonicSeconds()
+        process.terminationHandler = { [exited] _ in exited.signal() }
         do {
             try process.run()
+            launched = true
         } catch {
             throw TestSupportError("cannot start \(resolved): \(error)")
         }
@@ -99,16 +106,11 @@ public final class RunningProcess: @unchecked Sendable {
     @discardableResult
     public func wait(timeout: Double) -> ProcessResult {
         if let result { return result }
-        let deadline = monotonicSeconds() + timeout
-        while process.isRunning {
-            if monotonicSeconds() >= deadline {
-                killedForTimeout = true
-                _ = kill(process.processIdentifier, SIGKILL)
-                break
-            }
-            usleep(5_000)
+        if exited.wait(timeout: .now() + timeout) == .timedOut {
+            killedForTimeout = true
+            _ = kill(process.processIdentifier, SIGKILL)
+            exited.wait()
         }
-        process.waitUntilExit()
         let seconds = monotonicSeconds() - started
         var status = process.terminationStatus
         var signal: Int32?
@@ -127,9 +129,9 @@ public final class RunningProcess: @unchecked Sendable {
     }
 
     deinit {
-        if process.isRunning {
-            _ = kill(process.processIdentifier, SIGKILL)
-            process.waitUntilExit()
+        if launched && result == nil {
+            if process.isRunning { _ = kill(process.processIdentifier, SIGKILL) }
+            exited.wait()
         }
         if result == nil {
             if ownsStdout { try? FileManager.default.removeItem(atPath: stdoutPath) }
