@@ -86,20 +86,40 @@ final class DaemonWebAbuseTests: XCTestCase {
         let (bearer, _) = try curl(port, "/api/status", ["-H", "Authorization: Bearer \(token)"])
         XCTAssertEqual(bearer, 200)
 
-        // Guessing: after a wrong token, the address waits before any token is checked again.
+        // Guessing: after a wrong token, the address waits before any token is checked again:
+        // 1 s after the first, twice as long after each more. Each guess is timed from its
+        // request to its answer, so a machine slow enough to outlast a wait is told apart
+        // from a guard that let a guess through early.
         let codes = Codes()
         try world.withstands("token guessing (web)", rounds: 1) {
             for guess in 0..<20 {
+                let sent = monotonicSeconds()
                 let code = try curl(port, "/api/status", ["-H", "Authorization: Bearer guess-\(guess)-xxxx"]).code
-                codes.list.withLock { $0.append(code) }
+                codes.list.withLock { $0.append(Guess(code: code, sent: sent, answered: monotonicSeconds())) }
             }
         }
         let answered = codes.list.withLock { $0 }
-        XCTAssertEqual(answered.first, 401)
-        XCTAssertEqual(Set(answered.dropFirst()), [429], "every guess after the first waits: \(answered)")
+        let summary = answered.map(\.code)
+        XCTAssertEqual(summary.first, 401)
+        XCTAssertEqual(Set(summary).subtracting([401, 429]), [], "\(summary)")
+        XCTAssertTrue(summary.contains(429), "guesses wait: \(summary)")
+        let checked = answered.filter { $0.code == 401 }
+        for (n, (earlier, later)) in zip(checked, checked.dropFirst()).enumerated() {
+            let wait = Double(1 << n)
+            XCTAssertGreaterThanOrEqual(later.answered - earlier.sent, wait,
+                                        "wrong token \(n + 2) was checked before the \(Int(wait)) s wait ended: \(summary)")
+        }
+        let last = try XCTUnwrap(checked.last)
+        let sent = monotonicSeconds()
         let (slowed, slowedText) = try curl(port, "/api/status", ["-H", "Authorization: Bearer \(token)"])
-        XCTAssertEqual(slowed, 429, "even the right token waits its turn: \(slowedText)")
-        XCTAssertTrue(slowedText.contains("too many wrong tokens from this address"), slowedText)
+        if slowed == 429 {
+            XCTAssertTrue(slowedText.contains("too many wrong tokens from this address"), slowedText)
+        } else {
+            // Only a wait that ended lets even the right token in.
+            XCTAssertEqual(slowed, 200, slowedText)
+            XCTAssertGreaterThanOrEqual(monotonicSeconds() - last.sent, Double(1 << (checked.count - 1)),
+                                        "the right token was let in before the wait ended: \(summary), sent \(sent - last.sent) s after the last")
+        }
     }
 
     /// Issue 24: 80 sequential curls got 64 answers and 16 × 503 (each closed connection kept
@@ -163,7 +183,14 @@ final class DaemonWebAbuseTests: XCTestCase {
 }
 
 private final class Codes: Sendable {
-    let list = Mutex<[Int]>([])
+    let list = Mutex<[Guess]>([])
+}
+
+/// A guess's answer, and when it was sent and answered (monotonic seconds).
+private struct Guess: Sendable {
+    let code: Int
+    let sent: Double
+    let answered: Double
 }
 
 private func webSocketUpgrade(host: String, origin: String?, extra: String = "") -> String {

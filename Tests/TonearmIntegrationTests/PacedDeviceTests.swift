@@ -111,7 +111,8 @@ final class PacedDeviceTests: XCTestCase {
             XCTAssertTrue(result.stderr.contains("→ FLOAT_LE 48000 Hz 2 ch)"), "\(name): \(result.stderr)")
             guard let summary = PlaySummary(stderr: result.stderr) else { XCTFail("no summary line: \(result)"); continue }
             XCTAssertEqual(summary.underruns, 0, "\(name): \(result.stderr)")
-            XCTAssertEqual(summary.seconds, 1.0, accuracy: 0.1, "\(name): \(result.stderr)")
+            // Paced by the device: no sooner than the music lasts (a busy machine may take longer).
+            XCTAssertGreaterThanOrEqual(summary.seconds, 0.9, "\(name): \(result.stderr)")
 
             let capture = try WAVFile(path: bench.alsa.jackrawCapturePath)
             XCTAssertEqual(capture.sampleRate, 48000, name)
