@@ -1,6 +1,8 @@
 import Foundation
 
-/// A fresh directory under /tmp, removed with everything in it when the value is released.
+/// A fresh directory under /tmp, removed with everything in it when the value is released, or
+/// when the process exits if it is still held then (XCTest keeps every test case object, and
+/// with it a directory kept in a property, until the end of the run).
 ///
 /// Set `TONEARM_KEEP_TEST_FILES` (to anything) to keep it for a post-mortem; its path is
 /// printed when it is kept.
@@ -16,6 +18,7 @@ public final class TemporaryDirectory: @unchecked Sendable {
             throw TestSupportError("cannot create a directory under /tmp: \(String(cString: strerror(errno)))")
         }
         path = template.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
+        LiveDirectories.shared.insert(path)
     }
 
     /// `path/name`.
@@ -25,6 +28,34 @@ public final class TemporaryDirectory: @unchecked Sendable {
     public func url(_ name: String) -> URL { URL(fileURLWithPath: file(name)) }
 
     deinit {
+        LiveDirectories.shared.remove(path)
+        LiveDirectories.release(path)
+    }
+}
+
+/// The temporary directories not yet released, removed at exit.
+private final class LiveDirectories: @unchecked Sendable {
+    static let shared = LiveDirectories()
+    private let lock = NSLock()
+    private var paths: Set<String> = []
+
+    private init() {
+        atexit {
+            for path in LiveDirectories.shared.takeAll() { LiveDirectories.release(path) }
+        }
+    }
+
+    func insert(_ path: String) { lock.withLock { _ = paths.insert(path) } }
+    func remove(_ path: String) { lock.withLock { _ = paths.remove(path) } }
+    private func takeAll() -> Set<String> {
+        lock.withLock {
+            defer { paths.removeAll() }
+            return paths
+        }
+    }
+
+    /// Removes `path`, or keeps it and says where when `TONEARM_KEEP_TEST_FILES` is set.
+    static func release(_ path: String) {
         if ProcessInfo.processInfo.environment["TONEARM_KEEP_TEST_FILES"] != nil {
             FileHandle.standardError.write(Data("kept test files in \(path)\n".utf8))
         } else {
