@@ -154,7 +154,7 @@ extension Command: CustomStringConvertible {
         case .volume(.step(let step)): return "\(step < 0 ? "volumeDown" : "volumeUp") \(number(abs(step)))"
         case .mute, .ignition: return name?.rawValue ?? "?"
         case .queue(let edit): return "queue \(edit)"
-        case .artwork(let id): return "artwork \(id)"
+        case .artwork(let id, _): return "artwork \(id)"
         case .picture(let path, let embedded): return "\(embedded ? "picture" : "cover") \(path)"
         case .updateLibrary(let path): return path.map { "update \($0)" } ?? "update"
         case .session(let command): return "session \(command)"

@@ -167,7 +167,8 @@ extension DBusValue {
         guard sd_bus_message_peek_type(message, &type, &contents) > 0 else { return nil }
         func basic<T>(_ initial: T, _ make: (T) -> DBusValue) -> DBusValue? {
             var v = initial
-            return sd_bus_message_read_basic(message, type, &v) > 0 ? make(v) : nil
+            let read = withUnsafeMutableBytes(of: &v) { sd_bus_message_read_basic(message, type, $0.baseAddress) }
+            return read > 0 ? make(v) : nil
         }
         func text(_ make: (String) -> DBusValue) -> DBusValue? {
             var pointer: UnsafePointer<CChar>?

@@ -3,7 +3,8 @@
 public enum Decoders {
     /// The plug-ins, in the order a source's first bytes are tried against them: formats with a
     /// marker of their own first, MP3 (known by its frame headers alone) after them.
-    public static let all: [any DecoderPlugIn.Type] = [
+    // A constant list of types: nothing in it is ever mutated.
+    nonisolated(unsafe) public static let all: [any DecoderPlugIn.Type] = [
         FLACDecoder.self, VorbisDecoder.self, OpusDecoder.self, MP4Decoder.self, WAVDecoder.self, AIFFDecoder.self,
         MP3Decoder.self,
     ]

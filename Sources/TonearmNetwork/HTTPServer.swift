@@ -204,7 +204,7 @@ public final class HTTPServer: Sendable {
         onLoop { $0.send(text, to: id) }
     }
 
-    private func onLoop(_ body: @escaping (HTTPService) -> Void) {
+    private func onLoop(_ body: @escaping @Sendable (HTTPService) -> Void) {
         guard !status.stopped.load(ordering: .relaxed) else { return }
         let service = service
         if loop.inEventLoop {

@@ -212,7 +212,7 @@ struct Stats: ParsableCommand {
             localtime_r(&time, &parts)
             var text = [CChar](repeating: 0, count: 64)
             strftime(&text, text.count, "%Y-%m-%d %H:%M:%S", &parts)
-            print("last scan: \(String(cString: text))")
+            print("last scan: \(text.withUnsafeBufferPointer { String(cString: $0.baseAddress!) })")
         } else {
             print("last scan: never")
         }

@@ -192,6 +192,6 @@ struct Announce: ParsableCommand {
         if path.hasPrefix("/") { return path }
         var buffer = [CChar](repeating: 0, count: Int(PATH_MAX))
         guard getcwd(&buffer, buffer.count) != nil else { return path }
-        return String(cString: buffer) + "/" + path
+        return buffer.withUnsafeBufferPointer { String(cString: $0.baseAddress!) } + "/" + path
     }
 }

@@ -84,7 +84,7 @@ public enum LibFLACEncoder {
             status = FLAC__stream_encoder_init_file(encoder, path, nil, nil)
         } else {
             // No seek callback: libFLAC cannot go back to fill in STREAMINFO's total.
-            FileManager.default.createFile(atPath: path, contents: nil)
+            _ = FileManager.default.createFile(atPath: path, contents: nil)
             sink = FileHandle(forWritingAtPath: path)
             let context = Unmanaged.passUnretained(sink!).toOpaque()
             status = FLAC__stream_encoder_init_stream(encoder, { _, buffer, bytes, _, _, context in

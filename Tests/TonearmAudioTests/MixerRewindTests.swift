@@ -28,7 +28,8 @@ final class MixerRewindTests: XCTestCase {
     func testAKeptHistoryHoldsTheProducerBackUntilReleased() {
         let ring = SPSCRing(capacity: 100)
         ring.keepHistory(50)
-        XCTAssertEqual(ring.write(UnsafeBufferPointer(start: [Int32](repeating: 1, count: 100), count: 100)), 100)
+        let ones = [Int32](repeating: 1, count: 100)
+        XCTAssertEqual(ones.withUnsafeBufferPointer { ring.write($0) }, 100)
         var scratch = [Int32](repeating: 0, count: 100)
         XCTAssertEqual(ring.read(into: &scratch, count: 30), 30)
         XCTAssertEqual(ring.freeSamples, 0, "what was read is kept")

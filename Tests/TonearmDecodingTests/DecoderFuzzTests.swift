@@ -395,7 +395,7 @@ private enum Mutation: String, CaseIterable, Sendable {
             // 4 KB (an MP4's `moov` after its `mdat`, an ID3v1 or APE tag), or anywhere.
             let codes = Self.fourCharacterCodes(in: original)
             let at = switch random.below(6) {
-            case 0, 1, 2 where !codes.isEmpty:
+            case let pick where pick < 3 && !codes.isEmpty:
                 min(max(0, n - 4), max(0, codes[random.below(codes.count)] + [-4, 4, 8, 10, 12, 14, 16, 20][random.below(8)]))
             case 3: random.below(max(1, min(n, 4096) - 3))
             case 4: max(0, n - 4096) + random.below(max(1, min(n, 4096) - 3))

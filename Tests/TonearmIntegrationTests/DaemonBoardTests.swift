@@ -69,7 +69,7 @@ final class DaemonBoardTests: XCTestCase {
             command = "nextTrack"
             """)]
         try world.daemon.start()
-        XCTAssertTrue(try waitUntil(timeout: 3) {
+        XCTAssertTrue(waitUntil(timeout: 3) {
             daemonLogLines(world.daemon.log).contains { $0.contains("gpiochip7") && $0.contains("17") }
         }, "the missing line is named: \(daemonReport(world.daemon))")
         XCTAssertEqual(try world.status().string("state"), "stopped", "the daemon runs without the button")

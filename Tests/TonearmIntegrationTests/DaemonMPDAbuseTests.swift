@@ -254,7 +254,7 @@ private func networkIPv4Address() -> String? {
         var ip = address.withMemoryRebound(to: sockaddr_in.self, capacity: 1) { $0.pointee.sin_addr }
         var text = [CChar](repeating: 0, count: Int(INET_ADDRSTRLEN))
         guard inet_ntop(AF_INET, &ip, &text, socklen_t(text.count)) != nil else { continue }
-        return String(cString: text)
+        return text.withUnsafeBufferPointer { String(cString: $0.baseAddress!) }
     }
     return nil
 }

@@ -104,7 +104,7 @@ final class SnapcastTests: XCTestCase {
         let (rpc, stream, http) = (try freeTCPPort(), try freeTCPPort(), try freeTCPPort())
         var server = try SnapServer(directory: snap, fifo: fifo, rpcPort: rpc, streamPort: stream, httpPort: http, log: snap + "/server.log")
         defer { server.stop() }
-        XCTAssertTrue(try waitUntil(timeout: 10) { FileManager.default.fileExists(atPath: fifo) }, "snapserver made its pipe")
+        XCTAssertTrue(waitUntil(timeout: 10) { FileManager.default.fileExists(atPath: fifo) }, "snapserver made its pipe")
 
         world.daemon.device = "pipe:" + fifo
         world.daemon.arguments = ["--music-dir", music, "--mpd-port", String(Self.mpdPort)]
@@ -125,7 +125,7 @@ final class SnapcastTests: XCTestCase {
 
         // The client hears the tone: half of full scale, after snapserver's buffer.
         var peak = 0
-        let loud = try waitUntil(timeout: 20) {
+        let loud = waitUntil(timeout: 20) {
             peak = Self.peak(heard)
             return peak > 12000
         }
