@@ -309,3 +309,9 @@ let package = Package(
     ],
     swiftLanguageModes: [.v6]
 )
+
+/// `TONEARM_UNIT_TESTS_ONLY` leaves the integration tests out: they drive programs a build root
+/// may not have (mpd, a browser, JACK), and building them there would be for nothing.
+if let only = Context.environment["TONEARM_UNIT_TESTS_ONLY"], !only.isEmpty {
+    package.targets.removeAll { $0.name == "TonearmIntegrationTests" }
+}
