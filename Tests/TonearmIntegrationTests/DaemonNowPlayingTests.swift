@@ -114,12 +114,12 @@ final class DaemonNowPlayingTests: XCTestCase {
             // readings of the subscriber's clock.
             let latest = ([events[5]] + subscriber.startCorrections.filter { $0.received >= events[5].received })
                 .max { $0.received < $1.received } ?? events[5]
-            let earliest = extrapolatedElapsed(latest)
+            let before = extrapolatedElapsed(latest)
             let status = try world.status()
-            let latestReading = extrapolatedElapsed(latest)
+            let after = extrapolatedElapsed(latest)
             let elapsed = status.double("elapsed") ?? -1
-            XCTAssertGreaterThanOrEqual(elapsed, earliest - 0.05, jsonText(status))
-            XCTAssertLessThanOrEqual(elapsed, latestReading + 0.05, jsonText(status))
+            XCTAssertGreaterThanOrEqual(elapsed, before - 0.05, jsonText(status))
+            XCTAssertLessThanOrEqual(elapsed, after + 0.05, jsonText(status))
             XCTAssertEqual(status.object("device")?.int("underruns"), 0, jsonText(status))
         }
         XCTAssertEqual(world.daemon.terminate()?.status, 0, daemonReport(world.daemon))
