@@ -27,10 +27,7 @@ public final class TemporaryDirectory: @unchecked Sendable {
     /// `path/name` as a URL.
     public func url(_ name: String) -> URL { URL(fileURLWithPath: file(name)) }
 
-    deinit {
-        LiveDirectories.shared.remove(path)
-        LiveDirectories.release(path)
-    }
+    deinit { LiveDirectories.shared.release(path) }
 }
 
 /// The temporary directories not yet released, removed at exit.
@@ -41,21 +38,17 @@ private final class LiveDirectories: @unchecked Sendable {
 
     private init() {
         atexit {
-            for path in LiveDirectories.shared.takeAll() { LiveDirectories.release(path) }
+            let shared = LiveDirectories.shared
+            for path in shared.lock.withLock({ shared.paths }) { shared.release(path) }
         }
     }
 
     func insert(_ path: String) { lock.withLock { _ = paths.insert(path) } }
-    func remove(_ path: String) { lock.withLock { _ = paths.remove(path) } }
-    private func takeAll() -> Set<String> {
-        lock.withLock {
-            defer { paths.removeAll() }
-            return paths
-        }
-    }
 
-    /// Removes `path`, or keeps it and says where when `TONEARM_KEEP_TEST_FILES` is set.
-    static func release(_ path: String) {
+    /// Removes `path` and everything in it, or keeps it and says where when
+    /// `TONEARM_KEEP_TEST_FILES` is set.
+    func release(_ path: String) {
+        guard lock.withLock({ paths.remove(path) }) != nil else { return }
         if ProcessInfo.processInfo.environment["TONEARM_KEEP_TEST_FILES"] != nil {
             FileHandle.standardError.write(Data("kept test files in \(path)\n".utf8))
         } else {
