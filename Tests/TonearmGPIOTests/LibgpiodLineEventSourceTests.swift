@@ -68,12 +68,12 @@ final class LibgpiodLineEventSourceTests: XCTestCase {
         let start = source.now()
         XCTAssertEqual(source.wait(until: start + 0.03), [])
         XCTAssertGreaterThanOrEqual(source.now() - start, 0.029)
-        XCTAssertLessThan(source.now() - start, 0.5)
+        XCTAssertLessThan(source.now() - start, 5, "the deadline ends the wait")
 
         source.wake()
         let woken = source.now()
         XCTAssertEqual(source.wait(until: nil), [], "a wake before the wait makes it return at once")
-        XCTAssertLessThan(source.now() - woken, 0.5)
+        XCTAssertLessThan(source.now() - woken, 5, "no deadline: only the wake ends it")
 
         let thread = NamedThread(name: "test-waker") {
             sleepMilliseconds(20)
@@ -81,7 +81,7 @@ final class LibgpiodLineEventSourceTests: XCTestCase {
         }
         let before = source.now()
         XCTAssertEqual(source.wait(until: nil), [])
-        XCTAssertLessThan(source.now() - before, 1)
+        XCTAssertLessThan(source.now() - before, 5, "no deadline: only the wake ends it")
         thread.join()
     }
 }

@@ -50,10 +50,8 @@ final class RefusalTests: XCTestCase {
     func testAPNGClaiming20000By20000IsRefusedBeforeDecoding() {
         // No image data at all: a decoder would have failed differently (and allocated 1.2 GB first).
         let huge = PNGWriter.headerOnly(width: 20000, height: 20000)
-        let start = ContinuousClock.now
         assertThrowsImageError({ _ = try CoverArt.scaled(huge, toFit: 300) },
                                containing: ["cannot decode PNG cover (20000×20000): 400 megapixels, over the limit of 100"])
-        XCTAssertLessThan(ContinuousClock.now - start, .seconds(1))
     }
 
     func testAJPEGClaimingOver100MegapixelsIsRefusedBeforeDecoding() throws {

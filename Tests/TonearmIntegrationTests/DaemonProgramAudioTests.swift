@@ -255,7 +255,7 @@ extension DaemonSessionTests {
             XCTAssertFalse(result.timedOut, "a program writing to a daemon that died does not hang")
             XCTAssertNotEqual(result.status, 0, "it gets an error")
         }
-        XCTAssertLessThan(monotonicSeconds() - killed, 1.5, "every writer failed within a second or so of the daemon's death")
+        XCTAssertLessThan(monotonicSeconds() - killed, 4, "every writer failed soon after the daemon's death")
 
         try world.daemon.start()
         let again = try runProcess("aplay", ["-q", "-D", "tonearm:media", path], environment: environment, timeout: 20)

