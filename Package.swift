@@ -63,9 +63,10 @@ let package = Package(
         systemLibrary("CTurboJPEG", pkgConfig: "libturbojpeg", apt: "libturbojpeg0-dev"),
         systemLibrary("CPNG", pkgConfig: "libpng16", apt: "libpng-dev"),
         .systemLibrary(name: "CCurl", providers: [.apt(["libcurl4-openssl-dev"])]),  // headers only: loaded with dlopen
+        .systemLibrary(name: "CSwiftConcurrency"),  // the Swift runtime's executor hooks, for Swift 6.0
 
         // Threads, wake-ups, real-time priority and memory locks: POSIX wrapped once.
-        .target(name: "TonearmSystem", dependencies: [.product(name: "SystemPackage", package: "swift-system")]),
+        .target(name: "TonearmSystem", dependencies: ["CSwiftConcurrency", .product(name: "SystemPackage", package: "swift-system")]),
         // Pure audio building blocks: formats, the SPSC ring, sample conversion, the mixer.
         .target(name: "TonearmAudio"),
         // The decoder seam: one protocol for every format, each format a plug-in (one file per

@@ -1,7 +1,9 @@
 #if compiler(>=6.3)
 @_spi(ExperimentalCustomExecutors) @_spi(ExperimentalScheduling) import _Concurrency
 #else
+import CSwiftConcurrency
 import Dispatch
+import Glibc
 #endif
 import Synchronization
 
@@ -15,26 +17,25 @@ import Synchronization
 /// block for long: threads that wait on devices are `NamedThread`s, and reach tasks through
 /// continuations.
 ///
-/// That is with Swift 6.3, through its executor factory. Earlier compilers (Debian's 6.0) have
-/// no way to replace the executors: there `install()` does nothing and `run()` hands the main
-/// thread to libdispatch's main queue, so tasks run on the platform's pool as usual.
+/// With Swift 6.3 that is its executor factory. Swift 6.0 (Debian's) has none: there `install()`
+/// sets the runtime's hooks for the global executor, which hand every job (and every
+/// `Task.sleep`) to the same thread instead of libdispatch's pool; the main actor's jobs, which
+/// the runtime gives libdispatch's main queue past any hook, that thread runs too, draining the
+/// queue when its descriptor says so.
 public enum TaskThread {
     /// Makes the task thread the main and default executor. Call once, first thing in a
     /// synchronous `main`, then start the program's task and call `run()`.
     public static func install() {
         #if compiler(>=6.3)
         _createExecutors(factory: Factory.self)
+        #else
+        Hooks.install()
         #endif
     }
 
-    /// Runs the program's tasks on the calling thread until `stop()`. Before Swift 6.3: the
-    /// main actor's, for good (the program ends with `exit`).
+    /// Runs the program's tasks on the calling thread until `stop()`.
     public static func run() {
-        #if compiler(>=6.3)
         TaskThreadExecutor.shared.run()
-        #else
-        dispatchMain()
-        #endif
     }
 
     /// Ends `run()` once the jobs due have run.
@@ -70,6 +71,10 @@ final class TaskThreadExecutor: TaskExecutor, @unchecked Sendable {
 
     private let jobs = Mutex(Jobs())
     private let wakeup = Wakeup()
+    #if !compiler(>=6.3)
+    /// libdispatch's main queue, where Swift 6.0 sends the main actor's jobs.
+    private let mainQueue = _dispatch_get_main_queue_handle_4CF()
+    #endif
 
     init() {}
 
@@ -77,7 +82,7 @@ final class TaskThreadExecutor: TaskExecutor, @unchecked Sendable {
         schedule(UnownedJob(job))
     }
 
-    private func schedule(_ job: UnownedJob) {
+    fileprivate func schedule(_ job: UnownedJob) {
         let wake = jobs.withLock { jobs in
             jobs.ready.append(job)
             return jobs.wakeRunner()
@@ -101,7 +106,7 @@ final class TaskThreadExecutor: TaskExecutor, @unchecked Sendable {
     }
     #endif
 
-    private func schedule(_ job: UnownedJob, deadline: Double) {
+    fileprivate func schedule(_ job: UnownedJob, deadline: Double) {
         let wake = jobs.withLock { jobs in
             let entry = (deadline: deadline, order: jobs.enqueued, job: job)
             jobs.enqueued += 1
@@ -137,17 +142,29 @@ final class TaskThreadExecutor: TaskExecutor, @unchecked Sendable {
             if due.isEmpty && !jobs.stopped { jobs.sleeping = true }
             return (due, jobs.timed.first.map { $0.deadline - now }, jobs.stopped)
         }
+        #if compiler(>=6.3)
+        let isolation = asUnownedSerialExecutor()  // the main executor itself
+        #else
+        let isolation = MainActor.sharedUnownedExecutor  // the runtime's, on this same thread
+        #endif
         for job in due {
-            job.runSynchronously(isolatedTo: asUnownedSerialExecutor(), taskExecutor: asUnownedTaskExecutor())
+            job.runSynchronously(isolatedTo: isolation, taskExecutor: asUnownedTaskExecutor())
         }
         guard due.isEmpty else { return true }
         if stopped { return false }
-        if let wait {
-            wakeup.wait(milliseconds: max(1, Int((wait * 1000).rounded(.up))))
-        } else {
-            wakeup.wait()
-        }
+        let milliseconds = wait.map { max(1, Int(($0 * 1000).rounded(.up))) }
+        #if compiler(>=6.3)
+        if let milliseconds { wakeup.wait(milliseconds: milliseconds) } else { wakeup.wait() }
         jobs.withLock { $0.sleeping = false }
+        #else
+        let mainQueueHasJobs = wakeup.wait(milliseconds: milliseconds, orUntilReadable: mainQueue)
+        jobs.withLock { $0.sleeping = false }
+        if mainQueueHasJobs {
+            var count: UInt64 = 0
+            _ = read(mainQueue, &count, MemoryLayout<UInt64>.size)  // the queue's eventfd, emptied
+            _dispatch_main_queue_callback_4CF(nil)
+        }
+        #endif
         return true
     }
 
@@ -171,4 +188,38 @@ final class TaskThreadExecutor: TaskExecutor, @unchecked Sendable {
 extension TaskThreadExecutor: MainExecutor, SchedulingExecutor {}
 #else
 extension TaskThreadExecutor: SerialExecutor {}
+
+/// Swift 6.0's executor hooks: each a thin Swift function that the runtime calls with the job it
+/// would have given libdispatch's pool, and the function that would have (not called).
+private enum Hooks {
+    typealias Enqueue = @convention(thin) (UnownedJob, @convention(thin) (UnownedJob) -> Void) -> Void
+    typealias EnqueueAfter = @convention(thin) (UInt64, UnownedJob, @convention(thin) (UInt64, UnownedJob) -> Void) -> Void
+    typealias EnqueueAt = @convention(thin) (
+        Int64, Int64, Int64, Int64, Int32, UnownedJob,
+        @convention(thin) (Int64, Int64, Int64, Int64, Int32, UnownedJob) -> Void
+    ) -> Void
+
+    static func install() {
+        let enqueue: Enqueue = { job, _ in TaskThreadExecutor.shared.schedule(job) }
+        // A delay in nanoseconds (`Task.sleep(nanoseconds:)`).
+        let enqueueAfter: EnqueueAfter = { nanoseconds, job, _ in
+            TaskThreadExecutor.shared.schedule(job, deadline: monotonicSeconds() + Double(nanoseconds) / 1e9)
+        }
+        // A deadline on one of the runtime's clocks (a `Clock`'s sleep), and a tolerance.
+        let enqueueAt: EnqueueAt = { seconds, nanoseconds, _, _, clock, job, _ in
+            var nowSeconds: Int64 = 0
+            var nowNanoseconds: Int64 = 0
+            swiftGetTime(&nowSeconds, &nowNanoseconds, clock)
+            let delay = Double(seconds - nowSeconds) + Double(nanoseconds - nowNanoseconds) / 1e9
+            TaskThreadExecutor.shared.schedule(job, deadline: monotonicSeconds() + max(0, delay))
+        }
+        swift_task_enqueueGlobal_hook = unsafeBitCast(enqueue, to: UnsafeMutableRawPointer.self)
+        swift_task_enqueueGlobalWithDelay_hook = unsafeBitCast(enqueueAfter, to: UnsafeMutableRawPointer.self)
+        swift_task_enqueueGlobalWithDeadline_hook = unsafeBitCast(enqueueAt, to: UnsafeMutableRawPointer.self)
+    }
+}
+
+/// The runtime's reading of one of its clocks (1: continuous, 2: suspending).
+@_silgen_name("swift_get_time")
+private func swiftGetTime(_ seconds: UnsafeMutablePointer<Int64>, _ nanoseconds: UnsafeMutablePointer<Int64>, _ clock: Int32)
 #endif
