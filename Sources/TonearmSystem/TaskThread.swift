@@ -33,9 +33,13 @@ public enum TaskThread {
         #endif
     }
 
-    /// Runs the program's tasks on the calling thread until `stop()`.
+    /// Runs the program's tasks on the calling thread, the main thread, until `stop()`.
     public static func run() {
+        #if compiler(>=6.3)
         TaskThreadExecutor.shared.run()
+        #else
+        TaskThreadExecutor.shared.run(drainingMainQueue: true)
+        #endif
     }
 
     /// Ends `run()` once the jobs due have run.
@@ -72,8 +76,9 @@ final class TaskThreadExecutor: TaskExecutor, @unchecked Sendable {
     private let jobs = Mutex(Jobs())
     private let wakeup = Wakeup()
     #if !compiler(>=6.3)
-    /// libdispatch's main queue, where Swift 6.0 sends the main actor's jobs.
-    private let mainQueue = _dispatch_get_main_queue_handle_4CF()
+    /// The descriptor of libdispatch's main queue, where Swift 6.0 sends the main actor's jobs,
+    /// when this runs on the main thread for the program; -1 otherwise (poll passes it by).
+    private var mainQueue: Int32 = -1
     #endif
 
     init() {}
@@ -129,6 +134,14 @@ final class TaskThreadExecutor: TaskExecutor, @unchecked Sendable {
     func run() {
         while turn() {}
     }
+
+    #if !compiler(>=6.3)
+    /// `run()`, and on the main thread with Swift 6.0, the jobs of libdispatch's main queue too.
+    func run(drainingMainQueue: Bool) {
+        if drainingMainQueue { mainQueue = _dispatch_get_main_queue_handle_4CF() }
+        run()
+    }
+    #endif
 
     /// Runs what is due, or sleeps until something may be; false once stopped.
     private func turn() -> Bool {
