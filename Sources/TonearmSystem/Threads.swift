@@ -135,16 +135,18 @@ public final class Wakeup: @unchecked Sendable {
     /// Sleeps until posted, `milliseconds` have passed (nil: no limit) or `other` is readable;
     /// whether it is.
     public func wait(milliseconds: Int?, orUntilReadable other: Int32) -> Bool {
-        var slots = [pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0), pollfd(fd: other, events: Int16(POLLIN), revents: 0)]
-        let timeout = milliseconds.map { Int32(clamping: max(0, $0)) } ?? -1
-        while poll(&slots, 2, timeout) < 0 && errno == EINTR {}
-        if slots[0].revents != 0 { consume() }
-        return slots[1].revents != 0
+        wait(timeout: milliseconds.map { Int32(clamping: max(0, $0)) } ?? -1, orUntilReadable: other)
     }
 
-    private func wait(timeout: Int32) {
-        var slot = pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0)
-        while poll(&slot, 1, timeout) < 0 && errno == EINTR {}
-        if slot.revents != 0 { consume() }
+    /// One poll for every wait; `other` -1 is passed by (poll ignores a negative descriptor).
+    @discardableResult
+    private func wait(timeout: Int32, orUntilReadable other: Int32 = -1) -> Bool {
+        var slots = (pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0), pollfd(fd: other, events: Int16(POLLIN), revents: 0))
+        withUnsafeMutableBytes(of: &slots) { raw in
+            let first = raw.baseAddress!.assumingMemoryBound(to: pollfd.self)
+            while poll(first, 2, timeout) < 0 && errno == EINTR {}
+        }
+        if slots.0.revents != 0 { consume() }
+        return slots.1.revents != 0
     }
 }
