@@ -41,7 +41,7 @@ extension PlayerDaemon: ControlPlane {
         case .ignition(let on):
             return ignition(on: on, from: source, now: now)
         case .queue(let edit):
-            return self.edit(edit, now: now)
+            return await self.edit(edit, from: source, now: now)
         case .artwork(let id, let size):
             if let picture = links.picture(id: id) { return await linkedArtwork(id, picture, size: size, for: source) }
             guard let artwork = artworkSources[id] else { return .failed(.notFound, "no artwork with id '\(id)'") }
@@ -95,7 +95,7 @@ extension PlayerDaemon: ControlPlane {
         case .playerMode(let change):
             return playerMode(change)
         case .playlist(let edit):
-            return playlist(edit)
+            return await playlist(edit, for: source)
         case .output(let enabled):
             guard enabled != engine.isOutputEnabled else { return CommandResult(status: .success) }
             engine.setOutputEnabled(enabled)
@@ -117,57 +117,68 @@ extension PlayerDaemon: ControlPlane {
         }
     }
 
-    /// Changes a stored playlist; subscribers to `storedPlaylists` hear of it.
-    func playlist(_ edit: PlaylistEdit) -> CommandResult {
+    /// Changes a stored playlist, on the playlists' writer (one thread: edits never interleave);
+    /// subscribers to `storedPlaylists` hear of it.
+    func playlist(_ edit: PlaylistEdit, for source: CommandSource) async -> CommandResult {
         guard let directory = library?.playlists else {
             return .failed(.unavailable, "there are no stored playlists: no playlist directory is configured ([library] playlist_dir)")
         }
+        let root = library?.root ?? ""
+        let queue: [String] = if case .saveQueue = edit {
+            core.queue.map { item in item.path.hasPrefix(root + "/") ? String(item.path.dropFirst(root.count + 1)) : item.path }
+        } else {
+            []
+        }
         do throws(LibraryError) {
-            switch edit {
-            case .saveQueue(let name, let replacing):
-                let root = library?.root ?? ""
-                let entries = core.queue.map { item in
-                    item.path.hasPrefix(root + "/") ? String(item.path.dropFirst(root.count + 1)) : item.path
-                }
-                try directory.write(name, entries, replacing: replacing)
-            case .add(let name, let entries, let position):
-                var existing: [String] = []
-                do throws(LibraryError) {
-                    existing = try directory.read(name).entries
-                } catch {
-                    guard case .noSuchPlaylist = error else { throw error }
-                }
-                let at = position ?? existing.count
-                guard (0...existing.count).contains(at) else { throw .badPlaylistPosition(name, position: at, count: existing.count) }
-                existing.insert(contentsOf: entries, at: at)
-                try directory.write(name, existing)
-            case .clear(let name):
-                try directory.edit(name) { $0 = [] }
-            case .delete(let name, let positions):
-                try directory.edit(name) { (entries) throws(LibraryError) in
-                    guard positions.lowerBound >= 0, positions.upperBound <= entries.count, !positions.isEmpty else {
-                        throw .badPlaylistPosition(name, position: positions.upperBound > entries.count ? positions.upperBound - 1 : positions.lowerBound,
-                                                   count: entries.count)
-                    }
-                    entries.removeSubrange(positions)
-                }
-            case .move(let name, let from, let to):
-                try directory.edit(name) { (entries) throws(LibraryError) in
-                    for position in [from, to] where !entries.indices.contains(position) {
-                        throw .badPlaylistPosition(name, position: position, count: entries.count)
-                    }
-                    entries.insert(entries.remove(at: from), at: to)
-                }
-            case .rename(let name, let newName):
-                try directory.rename(name, to: newName)
-            case .remove(let name):
-                try directory.remove(name)
+            try await WorkerPool.playlists.run(for: source.name) { () throws(LibraryError) in
+                try Self.change(directory, edit, queue: queue)
             }
         } catch {
             return .failed(error.failureCode, error.description)
         }
         changes.subsystems.insert(.storedPlaylists)
         return CommandResult(status: .success)
+    }
+
+    /// A stored playlist's change, carried out (file I/O: on the playlists' writer). `queue`: the
+    /// entries `saveQueue` writes.
+    static func change(_ directory: PlaylistDirectory, _ edit: PlaylistEdit, queue: [String]) throws(LibraryError) {
+        switch edit {
+        case .saveQueue(let name, let replacing):
+            try directory.write(name, queue, replacing: replacing)
+        case .add(let name, let entries, let position):
+            var existing: [String] = []
+            do throws(LibraryError) {
+                existing = try directory.read(name).entries
+            } catch {
+                guard case .noSuchPlaylist = error else { throw error }
+            }
+            let at = position ?? existing.count
+            guard (0...existing.count).contains(at) else { throw .badPlaylistPosition(name, position: at, count: existing.count) }
+            existing.insert(contentsOf: entries, at: at)
+            try directory.write(name, existing)
+        case .clear(let name):
+            try directory.edit(name) { $0 = [] }
+        case .delete(let name, let positions):
+            try directory.edit(name) { (entries) throws(LibraryError) in
+                guard positions.lowerBound >= 0, positions.upperBound <= entries.count, !positions.isEmpty else {
+                    throw .badPlaylistPosition(name, position: positions.upperBound > entries.count ? positions.upperBound - 1 : positions.lowerBound,
+                                               count: entries.count)
+                }
+                entries.removeSubrange(positions)
+            }
+        case .move(let name, let from, let to):
+            try directory.edit(name) { (entries) throws(LibraryError) in
+                for position in [from, to] where !entries.indices.contains(position) {
+                    throw .badPlaylistPosition(name, position: position, count: entries.count)
+                }
+                entries.insert(entries.remove(at: from), at: to)
+            }
+        case .rename(let name, let newName):
+            try directory.rename(name, to: newName)
+        case .remove(let name):
+            try directory.remove(name)
+        }
     }
 
     /// Single, consume and ReplayGain: the player's modes beyond the command center.
@@ -277,55 +288,85 @@ extension PlayerDaemon: ControlPlane {
 
     // MARK: Queue
 
-    func edit(_ edit: QueueEdit, now: Double) -> CommandResult {
+    /// What `add` found, read on the library's workers: files through the library's checks,
+    /// URLs as they are, playlist files (m3u, extended m3u, pls) by their entries, all in the
+    /// order given.
+    enum FoundEntry: Sendable {
+        case track(LibraryTrack)
+        case stream(url: String, title: String?)
+    }
+
+    static func entries(_ paths: [String], musicDirectory: String?) throws(LibraryError) -> (found: [FoundEntry], skipped: [SkippedPath]) {
+        var found: [FoundEntry] = []
+        var skipped: [SkippedPath] = []
+        var files: [String] = []
+        func scanFiles() throws(LibraryError) {
+            guard !files.isEmpty else { return }
+            let scan = try MusicLibrary.tracks(at: files, musicDirectory: musicDirectory)
+            found += scan.tracks.map { .track($0) }
+            skipped += scan.skipped.map { SkippedPath(path: $0.path, reason: $0.reason) }
+            files = []
+        }
+        func addEntry(_ path: String, title: String?) throws(LibraryError) {
+            if PlaybackEngine.isStreamURL(path) {
+                try scanFiles()
+                found.append(.stream(url: path, title: title))
+            } else {
+                files.append(path)
+            }
+        }
+        for path in paths {
+            if PlaylistDirectory.isPlaylistFile(path) {
+                let playlist = try MusicLibrary.resolve(path, musicDirectory: musicDirectory)
+                for entry in try PlaylistDirectory.entries(ofFile: playlist) { try addEntry(entry.location, title: entry.title) }
+            } else {
+                try addEntry(path, title: nil)
+            }
+        }
+        try scanFiles()
+        return (found, skipped)
+    }
+
+    /// Adds to the queue what `paths` name, read on the library's workers in `source`'s turn,
+    /// at `position` (nil: at the end).
+    func add(_ paths: [String], at position: Int?, for source: CommandSource) async -> CommandResult {
+        guard !paths.isEmpty else { return .failed(.badArgument, "nothing to add: no paths given") }
+        let musicDirectory = settings.musicDirectory
+        let read: (found: [FoundEntry], skipped: [SkippedPath])
+        do throws(LibraryError) {
+            read = try await WorkerPool.library.run(for: source.name) { () throws(LibraryError) in
+                try Self.entries(paths, musicDirectory: musicDirectory)
+            }
+        } catch {
+            return .failed(error.failureCode, error.description)
+        }
+        let entries: [(path: String, metadata: TrackMetadata)] = read.found.map { entry in
+            switch entry {
+            case .track(let track): (path: track.path, metadata: metadata(for: track))
+            case .stream(let url, let title): (path: url, metadata: TrackMetadata(title: title, isLiveStream: true))
+            }
+        }
+        // The reading took time, and other commands may have run meanwhile: the queue as it is now.
+        let now = Self.now()
+        takeEngineEvents(now: now)
+        let added = core.add(entries, now: now)
+        apply(added)
+        if let position, added.status == .success {
+            // Inserted: the new items move, in order, to the position asked for.
+            let ids = core.queue.suffix(entries.count).map(\.id)
+            for (offset, id) in ids.enumerated() { apply(core.move(itemID: id, to: position + offset, now: now)) }
+        }
+        upcoming.update(core)
+        return CommandResult(
+            status: added.status,
+            payload: .added(count: entries.count, skipped: read.skipped, queueCount: core.queue.count))
+    }
+
+    func edit(_ edit: QueueEdit, from source: CommandSource, now: Double) async -> CommandResult {
         let outcome: CommandOutcome
         switch edit {
         case .add(let paths, let position):
-            guard !paths.isEmpty else { return .failed(.badArgument, "nothing to add: no paths given") }
-            do throws(LibraryError) {
-                // Files through the library's checks, URLs as they are, playlist files (m3u,
-                // extended m3u, pls) by their entries, all in the order given.
-                var entries: [(path: String, metadata: TrackMetadata)] = []
-                var skipped: [SkippedPath] = []
-                var files: [String] = []
-                func scanFiles() throws(LibraryError) {
-                    guard !files.isEmpty else { return }
-                    let scan = try MusicLibrary.tracks(at: files, musicDirectory: settings.musicDirectory)
-                    entries += scan.tracks.map { (path: $0.path, metadata: metadata(for: $0)) }
-                    skipped += scan.skipped.map { SkippedPath(path: $0.path, reason: $0.reason) }
-                    files = []
-                }
-                func addEntry(_ path: String, title: String?) throws(LibraryError) {
-                    if PlaybackEngine.isStreamURL(path) {
-                        try scanFiles()
-                        entries.append((path: path, metadata: TrackMetadata(title: title, isLiveStream: true)))
-                    } else {
-                        files.append(path)
-                    }
-                }
-                for path in paths {
-                    if PlaylistDirectory.isPlaylistFile(path) {
-                        let playlist = try MusicLibrary.resolve(path, musicDirectory: settings.musicDirectory)
-                        for entry in try PlaylistDirectory.entries(ofFile: playlist) { try addEntry(entry.location, title: entry.title) }
-                    } else {
-                        try addEntry(path, title: nil)
-                    }
-                }
-                try scanFiles()
-                let added = core.add(entries, now: now)
-                apply(added)
-                if let position, added.status == .success {
-                    // Inserted: the new items move, in order, to the position asked for.
-                    let ids = core.queue.suffix(entries.count).map(\.id)
-                    for (offset, id) in ids.enumerated() { apply(core.move(itemID: id, to: position + offset, now: now)) }
-                }
-                upcoming.update(core)
-                return CommandResult(
-                    status: added.status,
-                    payload: .added(count: entries.count, skipped: skipped, queueCount: core.queue.count))
-            } catch {
-                return .failed(error.failureCode, error.description)
-            }
+            return await add(paths, at: position, for: source)
         case .clear:
             outcome = core.clear(now: now)
         case .remove(let ids):
@@ -373,8 +414,8 @@ extension PlayerDaemon: ControlPlane {
         } else {
             pausedByIgnition = core.state == .playing
             if pausedByIgnition { apply(core.handle(CommandRequest(.pause), now: now)) }
-            save()
-            logger.notice("\(source): ignition off; paused and saved")
+            save(urgent: true)
+            logger.notice("\(source): ignition off; paused, and the state saved at once")
         }
         return CommandResult(status: .success)
     }

@@ -34,6 +34,13 @@ extension PlayerCore {
     }
 }
 
+extension WorkerPool {
+    /// Stored playlists' edits, one at a time.
+    static let playlists = WorkerPool(name: "playlists", threads: 1)
+    /// The sound card's mixer, set in the order the volume changed.
+    static let mixer = WorkerPool(name: "mixer", threads: 1)
+}
+
 /// The daemon: the player core (queue, transport, commands, Now Playing), the audio sessions,
 /// the audio engine and the saved state, held together by one actor that is the control plane
 /// every plug-in talks to (`PlayerDaemon+ControlPlane.swift`).
@@ -49,6 +56,8 @@ public actor PlayerDaemon {
     var core: PlayerCore
     let engine: PlaybackEngine
     let store: StateStore
+    /// Writes the state off the command path; `save()` hands it each new record.
+    let writer: StateWriter
     let upcoming: UpcomingTable
     /// ReplayGain as the profile or a client last set it.
     var replayGain: ReplayGainSettings
@@ -107,6 +116,7 @@ public actor PlayerDaemon {
         core.preferredSkipBackwardInterval = settings.skipBackwardSeconds
         self.core = core
         store = try StateStore(directory: settings.stateDirectory)
+        writer = StateWriter(store: store, settle: Self.saveSettleSeconds, notify: notify)
         let table = UpcomingTable()
         upcoming = table
         var playback = settings.playback
@@ -157,7 +167,7 @@ public actor PlayerDaemon {
                 try? await Task.sleep(for: .milliseconds(2))
             }
         }
-        save(force: true)
+        for outcome in writer.finish(record()) { saved(outcome) }
         engine.shutdown()
         library?.stop()
         feed.finish()
@@ -201,6 +211,7 @@ public actor PlayerDaemon {
     /// Now Playing they show agrees with the device state beside it.
     func takeEngineEvents(now: Double) {
         for event in engine.nextEvents(now: now) { handle(event, now: now) }
+        for outcome in writer.takeOutcomes() { saved(outcome) }
     }
 
     func handle(_ event: PlaybackEvent, now: Double) {
@@ -285,10 +296,14 @@ public actor PlayerDaemon {
             latestRequest = engine.stop()
         case .setVolume(let percent):
             if let control = settings.mixerControl {
-                do {
-                    try MixerControl(card: settings.mixerCard, name: control).setVolume(percent: percent)
-                } catch {
-                    logger.error("\(error)")
+                // The card's mixer, on a thread of its own: the steps reach it in order.
+                let (card, logger) = (settings.mixerCard, logger)
+                WorkerPool.mixer.submit(for: "player") {
+                    do {
+                        try MixerControl(card: card, name: control).setVolume(percent: percent)
+                    } catch {
+                        logger.error("\(error)")
+                    }
                 }
             } else {
                 engine.setVolume(percent)
@@ -328,19 +343,26 @@ public actor PlayerDaemon {
         )
     }
 
-    /// Writes the state (atomically: temp file, fsync, rename, fsync directory), unless saves
-    /// are failing and their back-off has not passed (`force`: on the way out, try anyway).
-    func save(force: Bool = false) {
+    /// How long a change waits to be saved with those that follow it: a burst of volume steps
+    /// is one save, and a power cut loses at most this much.
+    static let saveSettleSeconds = 0.25
+
+    /// Hands the state to the writer, unless saves are failing and their back-off has not
+    /// passed. `urgent`: written at once (the ignition went off, a timer's save).
+    func save(urgent: Bool = false) {
         let now = Self.now()
-        guard force || saving.mayTry(at: now) else { return }
-        do throws(LibraryError) {
-            try store.save(record())
-            lastSave = now
-            if let line = saving.succeeded(at: now, directory: store.directory) { logger.notice("\(line)") }
-        } catch {
-            let reason: String
-            if case .cannotSaveState(_, let cause) = error { reason = cause } else { reason = error.description }
-            if let line = saving.failed(reason, at: now, directory: store.directory) { logger.error("\(line)") }
+        guard saving.mayTry(at: now) else { return }
+        saving.handedOver()
+        lastSave = now
+        writer.submit(record(), urgent: urgent, now: now)
+    }
+
+    /// How a save went, as the writer tells it: said in the log when it says something new.
+    func saved(_ outcome: StateWriter.Outcome) {
+        if let reason = outcome.failure {
+            if let line = saving.failed(reason, at: outcome.at, directory: store.directory) { logger.error("\(line)") }
+        } else if let line = saving.succeeded(at: outcome.at, directory: store.directory) {
+            logger.notice("\(line)")
         }
     }
 

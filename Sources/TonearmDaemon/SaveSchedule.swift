@@ -20,6 +20,9 @@ struct SaveSchedule: Equatable {
     /// passed while they fail.
     func mayTry(at now: Double) -> Bool { retryAt.map { now >= $0 } ?? true }
 
+    /// A save was handed to the writer: no retry is due until it is known how it went.
+    mutating func handedOver() { retryAt = nil }
+
     /// A save succeeded. The line to log when saves had been failing.
     mutating func succeeded(at now: Double, directory: String) -> String? {
         defer {

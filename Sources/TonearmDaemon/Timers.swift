@@ -55,7 +55,9 @@ extension PlayerDaemon {
             }
         }
         if let line = underrunLog.line(now: now) { logger.warning("\(line)") }
-        if saving.retryAt != nil || (core.state == .playing && now - lastSave >= settings.saveIntervalSeconds - 0.001) { save() }
+        if saving.retryAt.map({ now >= $0 }) == true || (saving.retryAt == nil && core.state == .playing && now - lastSave >= settings.saveIntervalSeconds - 0.001) {
+            save(urgent: true)
+        }
         flush()
     }
 }

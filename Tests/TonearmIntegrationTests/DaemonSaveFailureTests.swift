@@ -66,13 +66,15 @@ final class DaemonSaveFailureTests: XCTestCase {
         let world = try DaemonBench(stateDirectory: state)
         try world.playForAbuse()
         try world.ok("volume", "50")
-        XCTAssertTrue(waitUntil(timeout: 10) { world.daemon.savedState()?.array("queue")?.count == 1 }, "the queue is saved")
+        XCTAssertTrue(waitUntil(timeout: 10) { world.daemon.savedState().map { $0.array("queue")?.count == 1 && $0.double("volume") == 50 } == true },
+                      "the queue and the volume are saved")
         let pid = try XCTUnwrap(world.daemon.pid)
 
         // Full: a file takes every block left.
         _ = try runProcess("/bin/dd", ["if=/dev/zero", "of=\(state)/filler", "bs=4096"], timeout: 30)
         let cpuBefore = (cpuSeconds(pid), monotonicSeconds())
         try world.withstands("a full state directory", rounds: 3, changeVolume(world, from: 20))
+        try world.waitForStatus(timeout: 10, "the failed save known") { $0["saveFailure"] is String }
         XCTAssertEqual(lines(world, containing: "cannot save the player state").count, 1, daemonReport(world.daemon))
         XCTAssertTrue(lines(world, containing: "cannot save the player state").first?.contains("(No space left on device); will retry") == true,
                       daemonReport(world.daemon))
@@ -97,6 +99,7 @@ final class DaemonSaveFailureTests: XCTestCase {
         // Read-only: the same, with its own reason; SIGTERM meanwhile ends cleanly.
         try remount(state, "ro")
         try world.withstands("a read-only state directory", rounds: 3, changeVolume(world, from: 60))
+        try world.waitForStatus(timeout: 10, "the failed save known") { $0.string("saveFailure")?.hasSuffix("Read-only file system") == true }
         let readOnly = lines(world, containing: "cannot save the player state")
         XCTAssertEqual(readOnly.count, 2, daemonReport(world.daemon))
         XCTAssertTrue(readOnly.last?.contains("(Read-only file system); will retry") == true, daemonReport(world.daemon))
