@@ -4,6 +4,7 @@ import ServiceLifecycle
 import TonearmControlPlane
 import TonearmNetwork
 import TonearmPlayback
+import TonearmSystem
 
 /// The daemon as swift-service-lifecycle services, started in order and stopped in reverse
 /// (SIGTERM, SIGINT): the player (restores the state; on the way out fades, saves and stops

@@ -3,65 +3,9 @@ import TonearmAudio
 import TonearmSystem
 
 // How the engine's threads hand things to each other without a lock, so that the output
-// thread never waits for another thread: a doorbell to sleep by, a value one thread writes and
-// others read (sequence-locked), a value handed from one thread to another, and the queue of
-// item starts the decoder hands the output.
-
-/// A thread's sleep, ended by the threads that give it work.
-///
-/// The sleeper says what it waits for, then checks once more that it still has to (`ready`),
-/// then sleeps on a semaphore. Another thread that has just made work rings: a semaphore post,
-/// but only when the sleeper is asleep and, when it waits for an amount — samples of room in a
-/// producer's ring, samples of audio in the output's — when there is as much, so a thread that
-/// writes or reads a ring every few milliseconds makes no system call for it while the other
-/// side is awake or waits for more. A full fence on each side orders "I sleep" against "is it
-/// asleep?": either the sleeper sees the work, or the ringer sees the sleeper.
-final class Doorbell: Sendable {
-    private let wakeup = Wakeup()
-    /// 0 while awake; asleep, the samples it waits for (`anything`: it waits for something
-    /// else, which only `ring()` and `wake()` end).
-    private let awaited = Atomic<Int>(0)
-    static let anything = Int.max
-
-    /// Sleeps until woken or rung, unless `ready` (asked after saying it sleeps) is true.
-    /// `amount`: the samples that end the sleep, for `ring(having:)`.
-    func sleep(awaiting amount: Int = anything, unless ready: () -> Bool) {
-        awaited.store(max(1, amount), ordering: .sequentiallyConsistent)
-        atomicMemoryFence(ordering: .sequentiallyConsistent)
-        if !ready() { wakeup.wait() }
-        awaited.store(0, ordering: .relaxed)
-    }
-
-    /// The same, for at most `milliseconds`: for a thread that watches something nobody rings
-    /// for (a fade reaching 0), or that retries something on a timer.
-    func sleep(milliseconds: Int, awaiting amount: Int = anything, unless ready: () -> Bool) {
-        awaited.store(max(1, amount), ordering: .sequentiallyConsistent)
-        atomicMemoryFence(ordering: .sequentiallyConsistent)
-        if !ready() { wakeup.wait(milliseconds: milliseconds) }
-        awaited.store(0, ordering: .relaxed)
-    }
-
-    /// Wakes the thread whatever it waits for, asleep or about to be: for commands.
-    func wake() { wakeup.post() }
-
-    /// What `wake()` makes readable, for a thread that waits in a poll of its own beside other
-    /// descriptors (the output thread, on the device); it calls `consume()` once it finds it so.
-    var descriptor: Int32 { wakeup.descriptor }
-    func consume() { wakeup.consume() }
-
-    /// Wakes the thread if it sleeps. No system call when it does not.
-    func ring() {
-        atomicMemoryFence(ordering: .sequentiallyConsistent)
-        if awaited.load(ordering: .relaxed) != 0 { wakeup.post() }
-    }
-
-    /// Wakes the thread if it sleeps waiting for at most `amount` samples.
-    func ring(having amount: Int) {
-        atomicMemoryFence(ordering: .sequentiallyConsistent)
-        let wanted = awaited.load(ordering: .relaxed)
-        if wanted != 0 && wanted <= amount { wakeup.post() }
-    }
-}
+// thread never waits for another thread (each sleeps by a `Doorbell`, from TonearmSystem): a
+// value one thread writes and others read (sequence-locked), a value handed from one thread to
+// another, and the queue of item starts the decoder hands the output.
 
 /// A value one thread writes and any thread reads, without a lock: a sequence lock. The writer
 /// never waits; a reader copies the value and tries again if a write overlapped its copy. The

@@ -1,5 +1,6 @@
 import TonearmAudio
 import TonearmDecoding
+import TonearmSystem
 
 /// A thread that moves audio from a source, block by block, through a converter into a ring:
 /// the decoder thread (the player's files one after another, gapless) and each session stream's

@@ -25,22 +25,22 @@ public struct PollEvents: OptionSet, Sendable, Hashable {
 /// is ready, a deadline on the monotonic clock passes, or another thread calls `wake`. GPIO
 /// lines, input devices and a serial port all wait here.
 public final class DevicePoll: Sendable {
-    private let pipe = WakePipe()
+    private let wakeup = Wakeup()
 
     public init() {}
 
     /// Why there is no wake pipe (the system's words); a wait then lasts at most 100 ms, so a
     /// stop is still seen.
-    public var failure: String? { pipe.failure }
+    public var failure: String? { wakeup.failure }
 
     /// Makes the wait in progress, or the next one, return at once.
-    public func wake() { pipe.wake() }
+    public func wake() { wakeup.post() }
 
     /// Waits for `devices` until `deadline` (nil: no deadline) and returns what each reported,
     /// in order; all empty when woken or when the deadline passed. A signal ends the wait
     /// early, like a wake-up.
     public func wait(for devices: [(FileDescriptor, PollEvents)], until deadline: Double?) throws(Errno) -> [PollEvents] {
-        var descriptors = [pollfd(fd: pipe.descriptor, events: Int16(POLLIN), revents: 0)]
+        var descriptors = [pollfd(fd: wakeup.descriptor, events: Int16(POLLIN), revents: 0)]
         for (device, events) in devices { descriptors.append(pollfd(fd: device.rawValue, events: events.rawValue, revents: 0)) }
         var timeout: Int32 = -1
         if let deadline {
@@ -48,13 +48,13 @@ public final class DevicePoll: Sendable {
             let milliseconds = ((deadline - monotonicSeconds()) * 1000).rounded(.up)
             timeout = Int32(max(0, min(milliseconds, 3_600_000)))
         }
-        if pipe.descriptor < 0 { timeout = timeout < 0 ? 100 : min(timeout, 100) }
+        if wakeup.descriptor < 0 { timeout = timeout < 0 ? 100 : min(timeout, 100) }
         if poll(&descriptors, nfds_t(descriptors.count), timeout) < 0 {
             let error = Errno(rawValue: errno)
             guard error == .interrupted else { throw error }
             return Array(repeating: [], count: devices.count)
         }
-        if descriptors[0].revents != 0 { pipe.drain() }
+        if descriptors[0].revents != 0 { wakeup.consume() }
         return descriptors.dropFirst().map { PollEvents(rawValue: $0.revents) }
     }
 }

@@ -83,34 +83,45 @@ private func nameCurrentThread(_ name: String) {
 }
 
 /// Wakes a thread that waits for work, without a lock: a non-blocking pipe, so that a thread
-/// can also wait for it beside other descriptors (`descriptor`, in its own `poll`). Posts
+/// can also wait for it beside other descriptors (`descriptor`, in its own `poll`, or an event
+/// loop's). A pipe rather than an eventfd, which Glibc's Swift module does not declare. Posts
 /// coalesce: one that finds the wake-up already posted makes no system call. A waiter returns
 /// at the latest after its timeout, or only when posted (`wait()`).
+///
+/// The one wake-up pipe: every thread that sleeps until another gives it work waits on one
+/// (the engine's doorbells, device loops, workers, the task thread).
 public final class Wakeup: @unchecked Sendable {
-    /// The read end: readable while a post waits to be taken.
+    /// The read end: readable while a post waits to be taken; -1 when no pipe could be made.
     public let descriptor: Int32
     private let writeEnd: Int32
     private let posted = Atomic<Bool>(false)
+    /// Why there is no pipe (the system's words: the process ran out of descriptors); nil when
+    /// there is one. Without one a wait lasts at most 100 ms, so what it waits for is still seen.
+    public let failure: String?
 
     public init() {
         var ends: [Int32] = [-1, -1]
-        let rc = pipe(&ends)
-        precondition(rc == 0, "pipe: \(String(cString: strerror(errno)))")
+        guard pipe(&ends) == 0 else {
+            failure = String(cString: strerror(errno))
+            (descriptor, writeEnd) = (-1, -1)
+            return
+        }
         for end in ends {
             _ = fcntl(end, F_SETFL, fcntl(end, F_GETFL) | O_NONBLOCK)
             _ = fcntl(end, F_SETFD, FD_CLOEXEC)
         }
-        descriptor = ends[0]
-        writeEnd = ends[1]
+        (descriptor, writeEnd, failure) = (ends[0], ends[1], nil)
     }
 
     deinit {
-        close(descriptor)
-        close(writeEnd)
+        if descriptor >= 0 {
+            close(descriptor)
+            close(writeEnd)
+        }
     }
 
     public func post() {
-        guard !posted.exchange(true, ordering: .sequentiallyConsistent) else { return }
+        guard writeEnd >= 0, !posted.exchange(true, ordering: .sequentiallyConsistent) else { return }
         var one: UInt8 = 1
         _ = write(writeEnd, &one, 1)
     }
@@ -142,6 +153,7 @@ public final class Wakeup: @unchecked Sendable {
     @discardableResult
     private func wait(timeout: Int32, orUntilReadable other: Int32 = -1) -> Bool {
         var slots = (pollfd(fd: descriptor, events: Int16(POLLIN), revents: 0), pollfd(fd: other, events: Int16(POLLIN), revents: 0))
+        let timeout = descriptor >= 0 ? timeout : timeout < 0 ? 100 : min(timeout, 100)
         withUnsafeMutableBytes(of: &slots) { raw in
             let first = raw.baseAddress!.assumingMemoryBound(to: pollfd.self)
             while poll(first, 2, timeout) < 0 && errno == EINTR {}

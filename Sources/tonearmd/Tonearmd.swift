@@ -152,7 +152,7 @@ struct Tonearmd: AsyncParsableCommand {
         let daemon: PlayerDaemon
         let plugIns: [any PlugIn]
         do {
-            daemon = try PlayerDaemon(settings: settings, logger: logger, loop: eventLoop.next(), notify: { doorbell.ring() })
+            daemon = try PlayerDaemon(settings: settings, logger: logger, loop: eventLoop.next(), notify: { doorbell.wake() })
             let log = PlugInLog(logger)
             plugIns = try PlugInRegistry.plugIns(for: settings, group: eventLoop, log: log)
         } catch {
