@@ -110,7 +110,7 @@ let package = Package(
         .target(
             name: "TonearmSerial",
             dependencies: [
-                "TonearmBoard", "TonearmControlPlane", "TonearmPlayer", "TonearmSystem",
+                "TonearmBoard", "TonearmControlPlane", "TonearmSystem",
                 .product(name: "SystemPackage", package: "swift-system"),
             ]
         ),
@@ -155,10 +155,9 @@ let package = Package(
         .target(
             name: "TonearmWeb",
             dependencies: [
-                "TonearmControlPlane", "TonearmControl", "TonearmControlSocket", "TonearmNetwork", "TonearmJSON", "TonearmSystem",
+                "TonearmControlPlane", "TonearmControl", "TonearmControlJSON", "TonearmNetwork", "TonearmJSON", "TonearmSystem",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOWebSocket", package: "swift-nio"),
             ]
         ),
         // MPRIS on D-Bus: plug-ins of the control plane — Tonearm's own player, and the links
@@ -176,7 +175,7 @@ let package = Package(
         .target(
             name: "TonearmLibrary",
             dependencies: [
-                "TonearmDecoding", "TonearmJSON", "TonearmControlPlane", "TonearmSQLite", "TonearmSystem",
+                "TonearmAudio", "TonearmDecoding", "TonearmJSON", "TonearmControlPlane", "TonearmSQLite", "TonearmSystem",
                 .product(name: "SystemPackage", package: "swift-system"),
             ]
         ),
@@ -189,11 +188,19 @@ let package = Package(
                 .product(name: "Logging", package: "swift-log"),
             ]
         ),
+        // The control plane spoken in JSON: requests decoded into commands, the state as
+        // reports; what the control socket and the web API both speak.
+        .target(
+            name: "TonearmControlJSON",
+            dependencies: [
+                "TonearmControlPlane", "TonearmControl", "TonearmJSON", "TonearmAudio", "TonearmPlayer", "TonearmSession", "TonearmSystem",
+            ]
+        ),
         // The JSON-lines control socket as a plug-in of the control plane.
         .target(
             name: "TonearmControlSocket",
             dependencies: [
-                "TonearmControlPlane", "TonearmControl", "TonearmNetwork", "TonearmJSON", "TonearmAudio", "TonearmPlayer",
+                "TonearmControlJSON", "TonearmControlPlane", "TonearmControl", "TonearmNetwork", "TonearmJSON",
                 "TonearmSession", "TonearmSystem", .product(name: "NIOCore", package: "swift-nio"),
             ]
         ),
@@ -226,12 +233,13 @@ let package = Package(
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
+                .product(name: "SystemPackage", package: "swift-system"),
             ]
         ),
         .executableTarget(
             name: "tonearmd",
             dependencies: [
-                "TonearmDaemon", "TonearmConfig", "TonearmControlPlane", "TonearmNetwork",
+                "TonearmDaemon", "TonearmConfig", "TonearmControlPlane", "TonearmNetwork", "TonearmSystem",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
@@ -243,9 +251,9 @@ let package = Package(
 
         .testTarget(name: "TonearmAudioTests", dependencies: ["TonearmAudio", "CAllocationCounter"]),
         .testTarget(name: "TonearmALSATests", dependencies: ["TonearmALSA", "TonearmAudio", "CAllocationCounter"]),
-        .testTarget(name: "TonearmPlaybackTests", dependencies: ["TonearmPlayback", "TonearmAudio", "TestSupport"]),
-        .testTarget(name: "TonearmDecodingTests", dependencies: ["TonearmDecoding", "TestSupport"]),
-        .testTarget(name: "TonearmStreamsTests", dependencies: ["TonearmStreams", "TonearmDecoding", "TonearmAudio", "TestSupport"]),
+        .testTarget(name: "TonearmPlaybackTests", dependencies: ["TonearmPlayback", "TonearmALSA", "TonearmAudio", "TestSupport"]),
+        .testTarget(name: "TonearmDecodingTests", dependencies: ["TonearmDecoding", "TonearmAudio", "TestSupport"]),
+        .testTarget(name: "TonearmStreamsTests", dependencies: ["CCurl", "TonearmStreams", "TonearmDecoding", "TonearmAudio", "TestSupport"]),
         .testTarget(
             name: "TonearmSystemTests",
             dependencies: ["TonearmSystem", .product(name: "SystemPackage", package: "swift-system")]
@@ -253,15 +261,15 @@ let package = Package(
         .testTarget(name: "TonearmBoardTests", dependencies: ["TonearmBoard", "TonearmControlPlane"]),
         .testTarget(
             name: "TonearmGPIOTests",
-            dependencies: ["TonearmGPIO", "TonearmBoard", "TonearmControlPlane", "TonearmPlayer", "TonearmSystem", "TestSupport"]
+            dependencies: ["TonearmGPIO", "TonearmBoard", "TonearmControlPlane", "TonearmSystem", "TestSupport"]
         ),
         .testTarget(
             name: "TonearmInputTests",
-            dependencies: ["TonearmInput", "TonearmBoard", "TonearmControlPlane", "TonearmPlayer", "TestSupport"]
+            dependencies: ["TonearmInput", "TonearmControlPlane", "TonearmPlayer", "TestSupport"]
         ),
         .testTarget(
             name: "TonearmSerialTests",
-            dependencies: ["TonearmSerial", "TonearmBoard", "TonearmControlPlane", "TonearmPlayer", "TestSupport"]
+            dependencies: ["TonearmSerial", "TonearmControlPlane", "TonearmPlayer", "TestSupport"]
         ),
         .testTarget(name: "TonearmJSONTests", dependencies: ["TonearmJSON"]),
         .testTarget(name: "TonearmPlayerTests", dependencies: ["TonearmPlayer"]),
@@ -269,14 +277,17 @@ let package = Package(
         .testTarget(name: "TonearmSessionTests", dependencies: ["TonearmSession"]),
         .testTarget(
             name: "TonearmPCMSessionsTests",
-            dependencies: ["TonearmPCMSessions", "TonearmControlPlane", "TonearmSession", "TonearmAudio", "TonearmSystem", "TestSupport"]
+            dependencies: [
+                "TonearmPCMSessions", "TonearmControlPlane", "TonearmSession", "TonearmAudio", "TonearmSystem", "TestSupport",
+                .product(name: "SystemPackage", package: "swift-system"),
+            ]
         ),
         .testTarget(name: "TonearmControlPlaneTests", dependencies: ["TonearmControlPlane", "TonearmPlayer", "TonearmSession"]),
-        .testTarget(name: "TonearmControlSocketTests", dependencies: ["TonearmControlSocket", "TonearmControl", "TonearmControlPlane", "TonearmJSON", "TonearmPlayer", "TonearmSession"]),
+        .testTarget(name: "TonearmControlJSONTests", dependencies: ["TonearmControlJSON", "TonearmControl", "TonearmControlPlane", "TonearmJSON", "TonearmPlayer", "TonearmSession"]),
         .testTarget(
             name: "TonearmDaemonTests",
             dependencies: [
-                "TonearmDaemon", "TonearmConfig", "TonearmControlPlane", "TonearmPlayer", "TonearmSession", "TestSupport",
+                "TonearmDaemon", "TonearmConfig", "TonearmControlPlane", "TonearmLibrary", "TonearmPlayer", "TonearmSession", "TestSupport",
                 .product(name: "Logging", package: "swift-log"),
                 .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
@@ -285,24 +296,24 @@ let package = Package(
         .testTarget(
             name: "TonearmNetworkTests",
             dependencies: [
-                "TonearmNetwork", "TonearmControl", "TonearmJSON", "TestSupport", "CAllocationCounter",
+                "TonearmNetwork", "TonearmControl", "TonearmJSON", "TonearmSystem", "TestSupport", "CAllocationCounter",
                 .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
             ]
         ),
         .testTarget(name: "TonearmMPDTests", dependencies: ["TonearmMPD", "TonearmNetwork", "TonearmControlPlane", "TonearmPlayer", "TonearmAudio", "TestSupport"]),
-        .testTarget(name: "TonearmLibraryTests", dependencies: ["TonearmLibrary", "TonearmSQLite", "TestSupport"]),
+        .testTarget(name: "TonearmLibraryTests", dependencies: ["TonearmLibrary", "TonearmControlPlane", "TonearmDecoding", "TonearmSQLite", "TestSupport"]),
         .testTarget(name: "TonearmDBusTests", dependencies: ["TonearmDBus", "TestSupport"]),
         .testTarget(name: "TonearmMPRISTests", dependencies: ["TonearmMPRIS", "TonearmDBus", "TonearmControlPlane", "TonearmPlayer", "TonearmSystem", "TestSupport"]),
         .testTarget(name: "TonearmImageTests", dependencies: ["TonearmImage"]),
         .testTarget(
             name: "TonearmWebTests",
             dependencies: [
-                "TonearmWeb", "TonearmNetwork", "TonearmControlPlane", "TonearmPlayer", "TonearmJSON", "TestSupport",
+                "TonearmWeb", "TonearmNetwork", "TonearmControlPlane", "TonearmPlayer", "TestSupport",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
-                .product(name: "NIOWebSocket", package: "swift-nio"),
             ]
         ),
         .testTarget(name: "TonearmIntegrationTests", dependencies: ["TestSupport"]),

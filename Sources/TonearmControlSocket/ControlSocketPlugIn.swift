@@ -1,6 +1,7 @@
 import NIOCore
 import Synchronization
 import TonearmControl
+import TonearmControlJSON
 import TonearmControlPlane
 import TonearmJSON
 import TonearmNetwork

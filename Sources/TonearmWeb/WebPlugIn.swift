@@ -1,7 +1,7 @@
 import NIOCore
 import TonearmControl
 import TonearmControlPlane
-import TonearmControlSocket
+import TonearmControlJSON
 import TonearmJSON
 import TonearmNetwork
 import TonearmSystem

@@ -1,7 +1,7 @@
 import NIOHTTP1
 import TonearmControl
 import TonearmControlPlane
-import TonearmControlSocket
+import TonearmControlJSON
 import TonearmJSON
 import TonearmNetwork
 

@@ -1,4 +1,4 @@
-@testable import TonearmControlSocket
+@testable import TonearmControlJSON
 import TonearmControl
 import TonearmControlPlane
 import TonearmJSON

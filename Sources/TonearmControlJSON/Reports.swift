@@ -34,7 +34,7 @@ package enum Reports {
         ])
     }
 
-    static func publication(_ publication: NowPlayingPublication) -> JSONValue {
+    package static func publication(_ publication: NowPlayingPublication) -> JSONValue {
         .object([
             ("reason", .string(publication.reason.rawValue)), ("replace", .bool(publication.isReplacement)),
             ("artworkChanged", .bool(publication.artworkChanged)),
@@ -42,7 +42,7 @@ package enum Reports {
         ])
     }
 
-    static func commands(_ enabled: [RemoteCommand: Bool]) -> JSONValue {
+    package static func commands(_ enabled: [RemoteCommand: Bool]) -> JSONValue {
         .object(RemoteCommand.allCases.map { ($0.rawValue, .bool(enabled[$0] ?? false)) })
     }
 

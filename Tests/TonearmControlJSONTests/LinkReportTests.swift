@@ -1,4 +1,4 @@
-@testable import TonearmControlSocket
+@testable import TonearmControlJSON
 import TonearmControlPlane
 import TonearmJSON
 import TonearmPlayer
