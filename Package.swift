@@ -322,6 +322,34 @@ let package = Package(
     swiftLanguageModes: [.v6]
 )
 
+/// Where each module sits, under Sources/ (scripts/check-layout holds them to it):
+/// - Core: pure Swift, no I/O — the audio math, the player's state machine, the session rules,
+///   the control plane's vocabulary, the board's recognisers, JSON. Imports only the core.
+/// - Engine: the audio engine's threads — decoders, streams, the decoder and output threads.
+/// - Edges: where the system is touched — system calls, sockets, files, the library's index,
+///   configuration, and the C libraries' wrappers (Edges/C, a modulemap and a shim each).
+/// - PlugIns: the control plane's clients — MPD, MPRIS, the web page, the control socket, the
+///   ALSA programs' sessions, GPIO, input keys, serial displays. None imports another.
+/// - Daemon: the actor that holds it all together; Programs: `tonearmd` and `tonearm`.
+let layout: [(folder: String, modules: [String])] = [
+    ("Core", ["TonearmAudio", "TonearmPlayer", "TonearmSession", "TonearmControlPlane", "TonearmBoard", "TonearmJSON"]),
+    ("Engine", ["TonearmPlayback", "TonearmDecoding", "TonearmStreams"]),
+    ("Edges", ["TonearmSystem", "TonearmALSA", "TonearmNetwork", "TonearmSQLite", "TonearmDBus", "TonearmImage", "TonearmLibrary",
+               "TonearmControl", "TonearmControlJSON", "TonearmConfig"]),
+    ("Edges/C", ["CALSA", "CCurl", "CFAAD", "CFLAC", "CGPIOD", "CMPG123", "COpusFile", "CPNG", "CSQLite", "CSoxr", "CSwiftConcurrency",
+                 "CSystemd", "CTurboJPEG", "CVorbisFile"]),
+    ("PlugIns", ["TonearmMPD", "TonearmMPRIS", "TonearmWeb", "TonearmControlSocket", "TonearmPCMSessions", "TonearmGPIO", "TonearmInput",
+                 "TonearmSerial"]),
+    ("Daemon", ["TonearmDaemon"]),
+    ("Programs", ["tonearm", "tonearmd"]),
+]
+for target in package.targets where target.type != .test && target.path == nil {
+    guard let folder = layout.first(where: { $0.modules.contains(target.name) })?.folder else {
+        fatalError("Package.swift: \(target.name) has no place in the layout")
+    }
+    target.path = "Sources/\(folder)/\(target.name)"
+}
+
 /// `TONEARM_UNIT_TESTS_ONLY` leaves the integration tests out: they drive programs a build root
 /// may not have (mpd, a browser, JACK), and building them there would be for nothing.
 if let only = Context.environment["TONEARM_UNIT_TESTS_ONLY"], !only.isEmpty {

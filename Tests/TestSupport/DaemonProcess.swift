@@ -7,7 +7,7 @@ import Glibc
 // MARK: A raw connection to the control socket
 
 /// One raw connection to tonearmd's control socket (JSON lines, see
-/// Sources/TonearmControl/Protocol.swift), written independently of the daemon's own client so
+/// Sources/Edges/TonearmControl/Protocol.swift), written independently of the daemon's own client so
 /// that tests can send anything at all: half lines, garbage, huge lines, or nothing while events
 /// pile up.
 ///
