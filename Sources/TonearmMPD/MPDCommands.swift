@@ -4,7 +4,6 @@ import Glibc
 import TonearmAudio
 import TonearmControlPlane
 import TonearmDecoding
-import TonearmNetwork
 import TonearmPlayer
 import TonearmSQLite
 import TonearmSystem
@@ -42,10 +41,10 @@ actor MPDCommands {
     /// Pictures read, for the chunks that follow: a client reads a cover 8 KiB at a time.
     private var pictures = PictureCache(limit: PictureCache.defaultLimit)
     /// Pictures being read, for the clients that ask for one meanwhile.
-    private var picturesLoading: [PictureCache.Key: Task<Result<PictureCache.Picture?, MPDFailure>, Never>] = [:]
+    private var picturesLoading: [PictureCache.Key: Task<Result<PictureCache.Picture?, MPDError>, Never>] = [:]
 
     /// The picture read last started: the next waits for it.
-    private var lastPictureRead: Task<Result<PictureCache.Picture?, MPDFailure>, Never>?
+    private var lastPictureRead: Task<Result<PictureCache.Picture?, MPDError>, Never>?
 
     /// Whose turn a library query waits for on the worker pool: the request's client.
     @TaskLocal private static var requester = "mpd"
@@ -103,11 +102,11 @@ actor MPDCommands {
         func append(_ more: [UInt8]) { bytes += more }
 
         /// Sends what is made once there is a part's worth; runs in the caller's isolation.
-        func drain(isolation: isolated (any Actor)? = #isolation) async throws(MPDFailure) {
+        func drain(isolation: isolated (any Actor)? = #isolation) async throws(MPDError) {
             guard let reply, bytes.count >= Self.part else { return }
             let part = bytes
             bytes.removeAll(keepingCapacity: true)
-            guard await reply.write(part) else { throw MPDFailure(52, "the client went away") }
+            guard await reply.write(part) else { throw MPDError(.system, "the client went away") }
         }
     }
 
@@ -124,9 +123,9 @@ actor MPDCommands {
         let out = Output(streamingTo: reply)
         for (index, command) in request.commands.enumerated() {
             if command.name == "close" { return (out.bytes, true) }
-            do throws(MPDFailure) {
+            do throws(MPDError) {
                 guard client.authorized || MPDServer.openCommands.contains(command.name) else {
-                    throw MPDFailure(4, "you don't have permission for \"\(command.name)\"")
+                    throw MPDError(.permission, "you don't have permission for \"\(command.name)\"")
                 }
                 if command.name == "albumart" || command.name == "readpicture" {
                     out.append(try await picture(command, client))
@@ -136,7 +135,7 @@ actor MPDCommands {
                 if request.listOK { out.append("list_OK\n") }
                 try await out.drain()
             } catch {
-                out.append(MPDError.line(error.code, index: index, command: error.command ?? command.name, error.message))
+                out.append(error.line(index: index, failed: command.name))
                 return (out.bytes, false)
             }
         }
@@ -146,7 +145,7 @@ actor MPDCommands {
 
     /// `albumart URI OFFSET` (the cover file beside the song) and `readpicture URI OFFSET` (the
     /// song's own picture): a chunk from OFFSET, at most the client's `binarylimit`.
-    private func picture(_ command: MPDCommand, _ client: Client) async throws(MPDFailure) -> [UInt8] {
+    private func picture(_ command: MPDCommand, _ client: Client) async throws(MPDError) -> [UInt8] {
         try count(command.arguments, 2)
         guard let offset = Int(command.arguments[1]), offset >= 0 else { throw .argument("Number expected: \(command.arguments[1])") }
         let path = try absolute(command.arguments[0])
@@ -154,7 +153,7 @@ actor MPDCommands {
         guard let picture = try await picture(PictureCache.Key(path: path, embedded: embedded), reread: offset == 0) else {
             // None: albumart says so, readpicture answers nothing (as MPD).
             if embedded { return [] }
-            throw MPDFailure(50, "No file exists")
+            throw MPDError(.noExist, "No file exists")
         }
         guard offset <= picture.bytes.count else { throw .argument("Offset too large") }
         let chunk = picture.bytes[offset..<min(picture.bytes.count, offset + client.binaryLimit)]
@@ -166,11 +165,11 @@ actor MPDCommands {
 
     /// A picture from the cache, else read (once, however many clients ask meanwhile). A
     /// client's first chunk reads it again (`reread`): a cover changed on disk shows.
-    private func picture(_ key: PictureCache.Key, reread: Bool) async throws(MPDFailure) -> PictureCache.Picture? {
+    private func picture(_ key: PictureCache.Key, reread: Bool) async throws(MPDError) -> PictureCache.Picture? {
         if !reread, let cached = pictures[key] { return cached }
         // Given up before it is read again: the old bytes and the new are never both held.
         if reread, picturesLoading[key] == nil { pictures.forget(key) }
-        let loading: Task<Result<PictureCache.Picture?, MPDFailure>, Never>
+        let loading: Task<Result<PictureCache.Picture?, MPDError>, Never>
         if let running = picturesLoading[key] {
             loading = running
         } else {
@@ -180,7 +179,7 @@ actor MPDCommands {
             loading = Task {
                 _ = await previous?.value
                 let result = await plane.send(.picture(path: key.path, embedded: key.embedded), from: source)
-                if let failure = result.failure { return .failure(MPDFailure(Self.code(failure), failure.message)) }
+                if let failure = result.failure { return .failure(MPDError(Self.code(failure), failure.message)) }
                 guard case .artwork(_, let mimeType, let bytes) = result.payload else { return .success(nil) }
                 return .success(PictureCache.Picture(mimeType: mimeType, bytes: bytes))
             }
@@ -198,7 +197,7 @@ actor MPDCommands {
     // MARK: Commands
 
     /// Carries out one command; its answer is returned, or (long listings) added to `out`.
-    private func run(_ command: MPDCommand, _ client: inout Client, _ out: Output) async throws(MPDFailure) -> String {
+    private func run(_ command: MPDCommand, _ client: inout Client, _ out: Output) async throws(MPDError) -> String {
         let args = command.arguments
         switch command.name {
         case "ping", "clearerror":
@@ -235,7 +234,7 @@ actor MPDCommands {
             // Output 0 is the player's device; there is no other.
             try count(args, 1)
             guard let id = Int(args[0]) else { throw .argument("Integer expected: \(args[0])") }
-            guard id == 0 else { throw MPDFailure(50, "No such audio output") }
+            guard id == 0 else { throw MPDError(.noExist, "No such audio output") }
             let on = command.name == "toggleoutput" ? !(await plane.snapshot().output.enabled) : command.name == "enableoutput"
             return try await send(.output(enabled: on))
 
@@ -352,7 +351,7 @@ actor MPDCommands {
             let range = try MPDFilter.range(args[0])
             let items = await plane.snapshot().queue.items
             guard range.lowerBound < items.count, range.upperBound == Int.max || range.upperBound <= items.count else {
-                throw MPDFailure(2, "Bad song index")
+                throw MPDError(.argument, "Bad song index")
             }
             return try await send(.queue(.remove(itemIDs: items[range.clamped(to: 0..<items.count)].map(\.id))))
         case "deleteid":
@@ -367,7 +366,7 @@ actor MPDCommands {
             let range = try MPDFilter.range(args[0])
             let items = await plane.snapshot().queue.items
             guard range.lowerBound < items.count, range.upperBound == Int.max || range.upperBound <= items.count else {
-                throw MPDFailure(2, "Bad song index")
+                throw MPDError(.argument, "Bad song index")
             }
             let moving = items[range.clamped(to: 0..<items.count)].map(\.id)
             for (offset, id) in moving.enumerated() { _ = try await send(.queue(.move(itemID: id, to: to + offset))) }
@@ -416,7 +415,7 @@ actor MPDCommands {
             guard let id = Int(args[0]) else { throw .argument("Number expected: \(args[0])") }
             let sides = args[1].split(separator: ":", omittingEmptySubsequences: false)
             guard sides.count == 2 else { throw .argument("Bad range") }
-            func seconds(_ text: Substring) throws(MPDFailure) -> Double? {
+            func seconds(_ text: Substring) throws(MPDError) -> Double? {
                 guard !text.isEmpty else { return nil }
                 guard let value = Double(text), value.isFinite, value >= 0 else { throw .argument("Bad range") }
                 return value
@@ -426,7 +425,7 @@ actor MPDCommands {
             let range = start == nil && end == nil ? nil : PlayRange(start: start ?? 0, end: end)
             let queue = await plane.snapshot().queue
             if id == queue.currentItemID, await plane.snapshot().transport != .stopped {
-                throw MPDFailure(4, "Cannot edit the current song")
+                throw MPDError(.permission, "Cannot edit the current song")
             }
             return try await send(.queue(.range(itemID: id, range)))
         case "playlistfind", "playlistsearch":
@@ -434,11 +433,11 @@ actor MPDCommands {
             guard !filters.isEmpty else { throw .argument("too few arguments for \"\(command.name)\"") }
             guard rest.isEmpty else { throw .argument("unexpected arguments: \(rest.joined(separator: " "))") }
             let matching: Matching = command.name == "playlistfind" ? .exact : .substring
-            let queueFilters = try filters.map { (filter) throws(MPDFailure) in try MPDSong.QueueFilter(filter, matching: matching) }
+            let queueFilters = try filters.map { (filter) throws(MPDError) in try MPDSong.QueueFilter(filter, matching: matching) }
             let items = await plane.snapshot().queue.items.enumerated().map { (position: $0.offset, item: $0.element, path: uri($0.element.path)) }
             let catalog = plane.catalog, tags = client.tags
             // On the worker pool: the index's songs, the matching and the wording.
-            return try await work { () throws(MPDFailure) -> String in
+            return try await work { () throws(MPDError) -> String in
                 var found = ""
                 let budget = QueryBudget()
                 budget.start()
@@ -461,13 +460,13 @@ actor MPDCommands {
             if let argument = args.first {
                 if command.name == "playlistid" {
                     guard let id = Int(argument), let position = items.firstIndex(where: { $0.id == id }) else {
-                        throw MPDFailure(50, "No such song")
+                        throw MPDError(.noExist, "No such song")
                     }
                     range = position..<(position + 1)
                 } else {
                     let asked = try MPDFilter.range(argument)
                     guard asked.lowerBound < items.count || (asked.lowerBound == 0 && items.isEmpty && asked.upperBound == Int.max) else {
-                        throw MPDFailure(2, "Bad song index")
+                        throw MPDError(.argument, "Bad song index")
                     }
                     range = asked.clamped(to: 0..<items.count)
                 }
@@ -511,7 +510,7 @@ actor MPDCommands {
             if args.count > 1 { entries = Array(entries[try MPDFilter.range(args[1]).clamped(to: 0..<entries.count)]) }
             let position = try args.count > 2 ? await insertPosition(args[2]) : nil
             guard !entries.isEmpty else { return "" }
-            return try await send(.queue(.add(paths: try entries.map { (entry) throws(MPDFailure) in try absolute(entry) }, at: position)))
+            return try await send(.queue(.add(paths: try entries.map { (entry) throws(MPDError) in try absolute(entry) }, at: position)))
 
         case "save":
             try count(args, 1)
@@ -597,7 +596,7 @@ actor MPDCommands {
             let position = try await positionOption(rest)
             let paths = try await paths(SongQuery(filters, matching: command.name == "findadd" ? .exact : .substring))
             guard !paths.isEmpty else { return "" }
-            return try await send(.queue(.add(paths: try paths.map { (path) throws(MPDFailure) in try absolute(path) }, at: position)))
+            return try await send(.queue(.add(paths: try paths.map { (path) throws(MPDError) in try absolute(path) }, at: position)))
         case "count":
             let (filters, rest) = try MPDFilter.parse(args)
             var group: Tag?
@@ -615,18 +614,18 @@ actor MPDCommands {
         case "update", "rescan":
             try count(args, 0...1)
             let result = await plane.send(.updateLibrary(path: args.first.map(trimmed)), from: source)
-            if let failure = result.failure { throw MPDFailure(Self.code(failure), failure.message) }
+            if let failure = result.failure { throw MPDError(Self.code(failure), failure.message) }
             guard case .scanQueued(let job) = result.payload else { return "" }
             return "updating_db: \(job)\n"
 
         default:
-            throw MPDFailure(5, "unknown command \"\(command.name)\"", command: "")
+            throw MPDError(.unknown, "unknown command \"\(command.name)\"", command: "")
         }
     }
 
     // MARK: Status
 
-    private func status() async throws(MPDFailure) -> String {
+    private func status() async throws(MPDError) -> String {
         let state = await plane.snapshot()
         let queue = state.queue
         let now = monotonicSeconds()
@@ -681,7 +680,7 @@ actor MPDCommands {
         return out
     }
 
-    private func stats() async throws(MPDFailure) -> String {
+    private func stats() async throws(MPDError) -> String {
         let library = await plane.snapshot().library
         let uptime = Int(monotonicSeconds() - started)
         guard library.isIndexed else { return "uptime: \(uptime)\n" }
@@ -697,11 +696,11 @@ actor MPDCommands {
             """
     }
 
-    private func tagTypes(_ args: [String], _ client: inout Client) throws(MPDFailure) -> String {
+    private func tagTypes(_ args: [String], _ client: inout Client) throws(MPDError) -> String {
         guard let sub = args.first?.lowercased() else {
             return client.tags.map { "tagtype: \($0.rawValue)\n" }.joined()
         }
-        func named(_ names: ArraySlice<String>) throws(MPDFailure) -> Set<Tag> {
+        func named(_ names: ArraySlice<String>) throws(MPDError) -> Set<Tag> {
             var tags = Set<Tag>()
             for name in names {
                 guard let tag = Tag(named: name) else { throw .argument("Unknown tag type: \(name)") }
@@ -725,8 +724,8 @@ actor MPDCommands {
 
     // MARK: The library
 
-    private func lsinfo(_ uri: String, _ client: Client) async throws(MPDFailure) -> String {
-        if uri.contains("://") { throw MPDFailure(50, "Unsupported URI scheme") }
+    private func lsinfo(_ uri: String, _ client: Client) async throws(MPDError) -> String {
+        if uri.contains("://") { throw MPDError(.noExist, "Unsupported URI scheme") }
         let path = trimmed(uri), tags = client.tags
         let answer = try await query { (catalog) throws(CommandFailure) -> String? in
             guard let listing = try? catalog.listDirectory(path) else {
@@ -742,14 +741,14 @@ actor MPDCommands {
             }
             return out
         }
-        guard let answer else { throw MPDFailure(50, "No such directory") }
+        guard let answer else { throw MPDError(.noExist, "No such directory") }
         return answer
     }
 
-    private func listAll(_ path: String, withInfo: Bool, _ client: Client, into out: Output) async throws(MPDFailure) {
+    private func listAll(_ path: String, withInfo: Bool, _ client: Client, into out: Output) async throws(MPDError) {
         let tags = client.tags
         let songs: String, directories: [DirectoryListing.Entry]
-        do throws(MPDFailure) {
+        do throws(MPDError) {
             (songs, directories) = try await query { (catalog) throws(CommandFailure) in
                 let listing = try catalog.listDirectory(path)
                 let songs = listing.songs.map { withInfo ? MPDSong.block($0, tags: tags) : "file: \($0.path)\n" }.joined()
@@ -757,7 +756,7 @@ actor MPDCommands {
             }
         } catch {
             if path.isEmpty { throw error }
-            throw MPDFailure(50, "No such directory")
+            throw MPDError(.noExist, "No such directory")
         }
         out.append(songs)
         try await out.drain()
@@ -769,7 +768,7 @@ actor MPDCommands {
     }
 
     /// `list TAG [FILTER…] [group TAG…]`; and the old `list album ARTIST`.
-    private func list(_ args: [String]) async throws(MPDFailure) -> String {
+    private func list(_ args: [String]) async throws(MPDError) -> String {
         guard let name = args.first else { throw .argument("too few arguments for \"list\"") }
         guard let tag = Tag(named: name) else {
             if name.lowercased() == "file" { throw .argument("list file is not supported; use listall") }
@@ -808,31 +807,31 @@ actor MPDCommands {
 
     /// A catalog query on the library's worker pool, in the requesting client's turn; its
     /// failure as MPD's error.
-    private func query<T: Sendable>(_ body: @escaping @Sendable (any LibraryCatalog) throws(CommandFailure) -> T) async throws(MPDFailure) -> T {
+    private func query<T: Sendable>(_ body: @escaping @Sendable (any LibraryCatalog) throws(CommandFailure) -> T) async throws(MPDError) -> T {
         let catalog = try catalog()
-        return try await work { () throws(MPDFailure) -> T in
+        return try await work { () throws(MPDError) -> T in
             do throws(CommandFailure) {
                 return try body(catalog)
             } catch {
-                throw MPDFailure(Self.code(error), error.message)
+                throw MPDError(Self.code(error), error.message)
             }
         }
     }
 
     /// Work on the library's worker pool, in the requesting client's turn.
-    private func work<T: Sendable>(_ body: @escaping @Sendable () throws(MPDFailure) -> T) async throws(MPDFailure) -> T {
+    private func work<T: Sendable>(_ body: @escaping @Sendable () throws(MPDError) -> T) async throws(MPDError) -> T {
         try await WorkerPool.library.run(for: Self.requester, body)
     }
 
     /// The modification time of the directory `path`, from its parent's listing.
-    private func directoryModified(_ path: String) async throws(MPDFailure) -> Int? {
+    private func directoryModified(_ path: String) async throws(MPDError) -> Int? {
         let parent = path.split(separator: "/").dropLast().joined(separator: "/")
         let listing = try? await query { (catalog) throws(CommandFailure) in try catalog.listDirectory(parent) }
         return listing?.directories.first { $0.path == path }?.modified
     }
 
-    private func catalog() throws(MPDFailure) -> any LibraryCatalog {
-        guard let catalog = plane.catalog else { throw MPDFailure(52, "there is no music library: no music directory is configured") }
+    private func catalog() throws(MPDError) -> any LibraryCatalog {
+        guard let catalog = plane.catalog else { throw MPDError(.system, "there is no music library: no music directory is configured") }
         return catalog
     }
 
@@ -848,17 +847,17 @@ actor MPDCommands {
     }
 
     /// `librarySong` with the failure as MPD's error, for work already on the pool.
-    private static func librarySong(_ path: String, _ catalog: (any LibraryCatalog)?) throws(MPDFailure) -> LibrarySong? {
+    private static func librarySong(_ path: String, _ catalog: (any LibraryCatalog)?) throws(MPDError) -> LibrarySong? {
         guard let catalog else { return nil }
         do throws(CommandFailure) {
             return try librarySong(path, in: catalog)
         } catch {
-            throw MPDFailure(Self.code(error), error.message)
+            throw MPDError(Self.code(error), error.message)
         }
     }
 
     /// The paths of the songs `query` finds, in path order.
-    private func paths(_ query: SongQuery) async throws(MPDFailure) -> [String] {
+    private func paths(_ query: SongQuery) async throws(MPDError) -> [String] {
         try await self.query { (catalog) throws(CommandFailure) -> [String] in
             var paths: [String] = []
             try catalog.songs(query) { song in
@@ -869,26 +868,26 @@ actor MPDCommands {
         }
     }
 
-    private func playlists() async throws(MPDFailure) -> [StoredPlaylist] {
+    private func playlists() async throws(MPDError) -> [StoredPlaylist] {
         try await query { (catalog) throws(CommandFailure) in try catalog.storedPlaylists() }
     }
 
     /// A stored playlist edit, its refusals worded as MPD words them.
     private func playlist(_ edit: PlaylistEdit, exists: String = "Playlist already exists",
-                          position: String = "Bad song index") async throws(MPDFailure) -> String {
+                          position: String = "Bad song index") async throws(MPDError) -> String {
         let result = await plane.send(.playlist(edit), from: source)
         guard let failure = result.failure else { return "" }
         switch failure.code {
-        case .notFound: throw MPDFailure(50, "No such playlist")
-        case .exists: throw MPDFailure(56, exists)
+        case .notFound: throw MPDError(.noExist, "No such playlist")
+        case .exists: throw MPDError(.exist, exists)
         case .badArgument: throw .argument(failure.message.contains("cannot name a playlist") ? "Bad playlist name" : position)
-        default: throw MPDFailure(Self.code(failure), failure.message)
+        default: throw MPDError(Self.code(failure), failure.message)
         }
     }
 
     /// The songs a URI names for a stored playlist: the song, or every song under a directory,
     /// in path order.
-    private func songsAt(_ uri: String) async throws(MPDFailure) -> [String] {
+    private func songsAt(_ uri: String) async throws(MPDError) -> [String] {
         let path = trimmed(uri)
         let songs = try await query { (catalog) throws(CommandFailure) -> [String] in
             if let song = try Self.librarySong(path, in: catalog) { return [song.path] }
@@ -901,25 +900,25 @@ actor MPDCommands {
             }
             return songs
         }
-        guard !songs.isEmpty else { throw MPDFailure(50, "No such directory") }
+        guard !songs.isEmpty else { throw MPDError(.noExist, "No such directory") }
         return songs
     }
 
-    private func storedPlaylist(_ name: String) async throws(MPDFailure) -> StoredPlaylist {
-        guard let playlist = try await playlists().first(where: { $0.name == name }) else { throw MPDFailure(50, "No such playlist") }
+    private func storedPlaylist(_ name: String) async throws(MPDError) -> StoredPlaylist {
+        guard let playlist = try await playlists().first(where: { $0.name == name }) else { throw MPDError(.noExist, "No such playlist") }
         return playlist
     }
 
     // MARK: Queue songs
 
     /// Queue items as MPD shows them, the index's songs looked up on the worker pool.
-    private func songs(_ items: [(position: Int, item: QueueItem)], _ client: Client) async throws(MPDFailure) -> String {
+    private func songs(_ items: [(position: Int, item: QueueItem)], _ client: Client) async throws(MPDError) -> String {
         let items = items.map { (position: $0.position, item: $0.item, path: uri($0.item.path)) }
         let tags = client.tags, catalog = plane.catalog
         guard catalog != nil else {
             return items.map { Self.song($0.item, path: $0.path, song: nil, position: $0.position, tags: tags) }.joined()
         }
-        return try await work { () throws(MPDFailure) -> String in
+        return try await work { () throws(MPDError) -> String in
             items.map { Self.song($0.item, path: $0.path, song: try? Self.librarySong($0.path, catalog), position: $0.position, tags: tags) }
                 .joined()
         }
@@ -955,13 +954,13 @@ actor MPDCommands {
     }
 
     /// An MPD URI as the path the queue takes: inside the music directory.
-    private func absolute(_ uri: String) throws(MPDFailure) -> String {
+    private func absolute(_ uri: String) throws(MPDError) -> String {
         // Internet radio: the URL is the queue's path, as mpd keeps it.
         let scheme = uri.prefix(8).lowercased()
         if scheme.hasPrefix("http://") || scheme.hasPrefix("https://") { return uri }
-        if uri.contains("://") { throw MPDFailure(50, "Unsupported URI scheme") }
+        if uri.contains("://") { throw MPDError(.noExist, "Unsupported URI scheme") }
         guard let root = settings.musicDirectory else {
-            guard uri.hasPrefix("/") else { throw MPDFailure(50, "No such song: no music directory is configured") }
+            guard uri.hasPrefix("/") else { throw MPDError(.noExist, "No such song: no music directory is configured") }
             return uri
         }
         let relative = trimmed(uri)
@@ -973,19 +972,19 @@ actor MPDCommands {
     }
 
     /// The id of the item at a queue position, or of the id given.
-    private func itemID(_ text: String, byPosition: Bool) async throws(MPDFailure) -> Int {
+    private func itemID(_ text: String, byPosition: Bool) async throws(MPDError) -> Int {
         guard let number = Int(text), number >= 0 else { throw .argument("Number expected: \(text)") }
         let items = await plane.snapshot().queue.items
         if byPosition {
-            guard number < items.count else { throw MPDFailure(2, "Bad song index") }
+            guard number < items.count else { throw MPDError(.argument, "Bad song index") }
             return items[number].id
         }
-        guard items.contains(where: { $0.id == number }) else { throw MPDFailure(50, "No such song") }
+        guard items.contains(where: { $0.id == number }) else { throw MPDError(.noExist, "No such song") }
         return number
     }
 
     /// An insert position: `N`, or `+N`/`-N` relative to the current song.
-    private func insertPosition(_ text: String) async throws(MPDFailure) -> Int {
+    private func insertPosition(_ text: String) async throws(MPDError) -> Int {
         let queue = await plane.snapshot().queue
         if text.hasPrefix("+") || text.hasPrefix("-") {
             guard let offset = Int(text.dropFirst()), let id = queue.currentItemID,
@@ -994,17 +993,17 @@ actor MPDCommands {
             }
             return text.hasPrefix("+") ? current + 1 + offset : max(0, current - offset)
         }
-        guard let position = Int(text), (0...queue.items.count).contains(position) else { throw MPDFailure(2, "Bad song index") }
+        guard let position = Int(text), (0...queue.items.count).contains(position) else { throw MPDError(.argument, "Bad song index") }
         return position
     }
 
-    private func positionOption(_ rest: [String]) async throws(MPDFailure) -> Int? {
+    private func positionOption(_ rest: [String]) async throws(MPDError) -> Int? {
         guard !rest.isEmpty else { return nil }
         guard rest.count == 2, rest[0].lowercased() == "position" else { throw .argument("unexpected arguments: \(rest.joined(separator: " "))") }
         return try await insertPosition(rest[1])
     }
 
-    private func windowOption(_ rest: [String]) throws(MPDFailure) -> Range<Int>? {
+    private func windowOption(_ rest: [String]) throws(MPDError) -> Range<Int>? {
         var window: Range<Int>?
         var index = 0
         while index + 1 < rest.count {
@@ -1023,50 +1022,50 @@ actor MPDCommands {
 
     private var source: CommandSource { CommandSource("mpd") }
 
-    private func remote(_ request: CommandRequest) async throws(MPDFailure) -> String {
+    private func remote(_ request: CommandRequest) async throws(MPDError) -> String {
         try await send(.remote(request))
     }
 
     /// Sends a command; a refusal becomes MPD's error.
-    private func send(_ command: Command) async throws(MPDFailure) -> String {
+    private func send(_ command: Command) async throws(MPDError) -> String {
         let result = await plane.send(command, from: source)
-        if let failure = result.failure { throw MPDFailure(Self.code(failure), failure.message) }
+        if let failure = result.failure { throw MPDError(Self.code(failure), failure.message) }
         switch result.status {
         case .success: return ""
-        case .disabled: throw MPDFailure(55, "not possible now (the command is disabled)")
-        case .noActionableNowPlayingItem: throw MPDFailure(55, "there is no current song")
-        case .noSuchContent: throw MPDFailure(50, "No such song")
-        case .commandFailed: throw MPDFailure(2, "the player refused the command")
+        case .disabled: throw MPDError(.playerSync, "not possible now (the command is disabled)")
+        case .noActionableNowPlayingItem: throw MPDError(.playerSync, "there is no current song")
+        case .noSuchContent: throw MPDError(.noExist, "No such song")
+        case .commandFailed: throw MPDError(.argument, "the player refused the command")
         }
     }
 
-    private static func code(_ failure: CommandFailure) -> Int {
+    private static func code(_ failure: CommandFailure) -> MPDError.Code {
         switch failure.code {
-        case .badArgument: 2
-        case .notFound: 50
-        case .exists: 56
-        case .forbidden: 4
-        default: 52
+        case .badArgument: .argument
+        case .notFound: .noExist
+        case .exists: .exist
+        case .forbidden: .permission
+        default: .system
         }
     }
 
     // MARK: Arguments
 
-    private func count(_ args: [String], _ exactly: Int) throws(MPDFailure) {
+    private func count(_ args: [String], _ exactly: Int) throws(MPDError) {
         try count(args, exactly...exactly)
     }
 
-    private func count(_ args: [String], _ allowed: ClosedRange<Int>) throws(MPDFailure) {
+    private func count(_ args: [String], _ allowed: ClosedRange<Int>) throws(MPDError) {
         if args.count < allowed.lowerBound { throw .argument("too few arguments") }
         if args.count > allowed.upperBound { throw .argument("too many arguments") }
     }
 
-    private func number(_ text: String) throws(MPDFailure) -> Double {
+    private func number(_ text: String) throws(MPDError) -> Double {
         guard let value = Double(text), value.isFinite else { throw .argument("Number expected: \(text)") }
         return value
     }
 
-    private func boolean(_ text: String) throws(MPDFailure) -> Bool {
+    private func boolean(_ text: String) throws(MPDError) -> Bool {
         switch text {
         case "0": return false
         case "1": return true

@@ -2,7 +2,6 @@ import TestSupport
 import TonearmAudio
 import TonearmControlPlane
 @testable import TonearmMPD
-import TonearmNetwork
 import TonearmPlayer
 import XCTest
 
