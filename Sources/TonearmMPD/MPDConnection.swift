@@ -11,7 +11,7 @@ import TonearmNetwork
 ///
 /// The connection is where a client's authorization is decided and kept: `password` is checked
 /// here, and each request carries whether its client may use more than
-/// `MPDServer.openCommands`. Until then `idle` is refused (so a stranger keeps the timeout).
+/// `MPDCommands.openCommands`. Until then `idle` is refused (so a stranger keeps the timeout).
 /// Each wrong password from the client's address is answered later than the one before, the
 /// connection's `maxPasswordFailures`th with the door; once one was wrong, a right one from
 /// there waits as long, so a guesser learns nothing sooner by giving up on an answer.

@@ -25,7 +25,7 @@ struct MPDRequest: Sendable, Equatable {
     /// In a list: true for `command_list_ok_begin` (a `list_OK` after each command's answer).
     var isList: Bool
     var listOK: Bool
-    /// The client gave the password (or none is needed); if not, only `MPDServer.openCommands`
+    /// The client gave the password (or none is needed); if not, only `MPDCommands.openCommands`
     /// may be carried out.
     var authorized: Bool
 
@@ -73,7 +73,7 @@ public struct MPDServerOptions: Sendable {
     /// `maxClients` alone bounds them.
     public var maxClientsPerAddress = 8
     /// Without it every client may use every command. With it, a client may use only
-    /// `MPDServer.openCommands` until it sends `password` (alone, not in a command list); a
+    /// `MPDCommands.openCommands` until it sends `password` (alone, not in a command list); a
     /// client that has not, when the server or its address is full, makes room for the next.
     public var password: String?
     /// A wrong password is answered after this, twice as long at each further one from the
@@ -129,9 +129,6 @@ final class MPDServer: Sendable {
     /// lines are short (a 4 KiB read of `setvol 50` is 400 lines, each parsed on the loop), so
     /// a small read keeps a turn short and the other clients answered meanwhile.
     static let maxReadBytes = 4 << 10
-
-    /// The commands a client may use before it gives the password (as mpd).
-    static let openCommands: Set<String> = ["ping", "close", "password", "commands", "notcommands", "tagtypes"]
 
     init(options: MPDServerOptions, group: any EventLoopGroup,
                 handler: @escaping @Sendable (MPDRequest, MPDReply) -> Void) throws(ControlError) {
