@@ -213,12 +213,13 @@ let package = Package(
                 "TonearmSystem", .product(name: "SystemPackage", package: "swift-system"),
             ]
         ),
-        // The MPD protocol as a plug-in of the control plane.
+        // The MPD protocol as a plug-in of the control plane: its server, connections and
+        // commands, on the edge's transport.
         .target(
             name: "TonearmMPD",
             dependencies: [
                 "TonearmControlPlane", "TonearmControl", "TonearmDecoding", "TonearmNetwork", "TonearmPlayer", "TonearmSystem", "TonearmAudio",
-                "TonearmSQLite", .product(name: "NIOCore", package: "swift-nio"),
+                "TonearmSQLite", .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
         // The daemon: the control plane's implementation (player core, sessions, engine, saved
@@ -296,13 +297,20 @@ let package = Package(
         .testTarget(
             name: "TonearmNetworkTests",
             dependencies: [
-                "TonearmNetwork", "TonearmControl", "TonearmJSON", "TonearmSystem", "TestSupport", "CAllocationCounter",
+                "TonearmNetwork", "TonearmControl", "TonearmJSON", "TonearmSystem", "TestSupport",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
             ]
         ),
-        .testTarget(name: "TonearmMPDTests", dependencies: ["TonearmMPD", "TonearmNetwork", "TonearmControlPlane", "TonearmPlayer", "TonearmAudio", "TestSupport"]),
+        .testTarget(
+            name: "TonearmMPDTests",
+            dependencies: [
+                "TonearmMPD", "TonearmNetwork", "TonearmControlPlane", "TonearmPlayer", "TonearmAudio", "TestSupport", "CAllocationCounter",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+            ]
+        ),
         .testTarget(name: "TonearmLibraryTests", dependencies: ["TonearmLibrary", "TonearmControlPlane", "TonearmDecoding", "TonearmSQLite", "TestSupport"]),
         .testTarget(name: "TonearmDBusTests", dependencies: ["TonearmDBus", "TestSupport"]),
         .testTarget(name: "TonearmMPRISTests", dependencies: ["TonearmMPRIS", "TonearmDBus", "TonearmControlPlane", "TonearmPlayer", "TonearmSystem", "TestSupport"]),

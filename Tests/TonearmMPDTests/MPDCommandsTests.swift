@@ -2,7 +2,6 @@ import TestSupport
 import TonearmAudio
 import TonearmControlPlane
 @testable import TonearmMPD
-import TonearmNetwork
 import TonearmPlayer
 import XCTest
 
@@ -392,6 +391,31 @@ final class MPDCommandsTests: XCTestCase {
         XCTAssertTrue(got.contains("command: status"))
         got = try await answer(plane, ["notcommands"], commands: commands)
         XCTAssertEqual(got, ["OK"])
+        XCTAssertEqual(plane.commands, [])
+    }
+
+    /// The table is what `commands` lists: sorted by name, each command once; the commands
+    /// open before the password are its rows marked open.
+    func testTheCommandTableIsWhatCommandsLists() async throws {
+        let names = MPDCommands.table.map(\.name)
+        XCTAssertEqual(names, names.sorted())
+        XCTAssertEqual(Set(names).count, names.count)
+        XCTAssertEqual(MPDCommands.openCommands, ["ping", "close", "password", "commands", "notcommands", "tagtypes"])
+        let listed = try await answer(TestControlPlane(state()), ["commands"])
+        XCTAssertEqual(listed, names.map { "command: \($0)" } + ["OK"])
+    }
+
+    /// The table's counts are checked before a handler runs, with MPD's error 2.
+    func testAWrongNumberOfArgumentsIsRefusedBeforeTheCommandRuns() async throws {
+        let plane = TestControlPlane(state())
+        try await expect(plane, ["ping 1"], ["ACK [2@0] {ping} too many arguments"])
+        try await expect(plane, ["setvol"], ["ACK [2@0] {setvol} too few arguments"])
+        try await expect(plane, ["playlistmove mix 0"], ["ACK [2@0] {playlistmove} too few arguments"])
+        try await expect(plane, ["list"], ["ACK [2@0] {list} too few arguments for \"list\""])
+        try await expect(plane, ["find"], ["ACK [2@0] {find} too few arguments for \"find\""])
+        try await expect(plane, ["prio 1"], ["ACK [2@0] {prio} too few arguments for \"prio\""])
+        // Connection commands in a command list are no commands of the list's.
+        try await expect(plane, ["ping", "idle"], ["list_OK", "ACK [5@1] {} unknown command \"idle\""], list: true, listOK: true)
         XCTAssertEqual(plane.commands, [])
     }
 

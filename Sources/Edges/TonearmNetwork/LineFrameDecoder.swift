@@ -4,7 +4,7 @@ import Glibc
 import NIOCore
 
 /// What `LineFrameDecoder` passes on.
-enum InboundLine: Equatable {
+public enum InboundLine: Equatable {
     /// The bytes before a `\n`, without a `\r` just before it.
     case line(ByteBuffer)
     /// A line longer than the limit. Said once per line; its bytes are dropped.
@@ -22,21 +22,21 @@ enum InboundLine: Equatable {
 ///
 /// (NIOExtras' `LineBasedFrameDecoder` has no limit, and reports a last line without a
 /// newline as an error.)
-struct LineFrameDecoder: NIOSingleStepByteToMessageDecoder {
-    typealias InboundOut = InboundLine
+public struct LineFrameDecoder: NIOSingleStepByteToMessageDecoder {
+    public typealias InboundOut = InboundLine
 
-    let maxLineBytes: Int
+    public let maxLineBytes: Int
     /// Dropping the rest of a line that was too long.
     private var discarding = false
     /// Readable bytes already searched for a newline, so a line arriving in pieces is scanned once.
     private var scanned = 0
 
-    init(maxLineBytes: Int) {
+    public init(maxLineBytes: Int) {
         precondition(maxLineBytes > 0)
         self.maxLineBytes = maxLineBytes
     }
 
-    mutating func decode(buffer: inout ByteBuffer) throws -> InboundLine? {
+    public mutating func decode(buffer: inout ByteBuffer) throws -> InboundLine? {
         while true {
             guard let length = Self.newline(in: buffer, after: scanned) else {
                 if discarding {
@@ -69,7 +69,7 @@ struct LineFrameDecoder: NIOSingleStepByteToMessageDecoder {
         }
     }
 
-    mutating func decodeLast(buffer: inout ByteBuffer, seenEOF: Bool) throws -> InboundLine? {
+    public mutating func decodeLast(buffer: inout ByteBuffer, seenEOF: Bool) throws -> InboundLine? {
         if let line = try decode(buffer: &buffer) { return line }
         // What is left is a last line without its newline (the rest of a long line was dropped).
         guard buffer.readableBytes > 0 else { return nil }

@@ -20,7 +20,7 @@ import Synchronization
 /// Over `maxPendingOutputBytes` of unread output a client's channel turns unwritable, which
 /// `PendingOutputLimit` acts on. An accept that fails for want of descriptors or memory
 /// pauses accepting (`AcceptPause`).
-func makeStreamServerBootstrap(
+public func makeStreamServerBootstrap(
     on loop: any EventLoop, name: String, maxPendingOutputBytes: Int, maxReadBytes: Int = 64 << 10,
     log: (@Sendable (String) -> Void)?, initializeClient: @escaping @Sendable (any Channel) throws -> Void
 ) -> ServerBootstrap {
@@ -89,17 +89,17 @@ final class AcceptPause: ChannelInboundHandler {
 /// lives, at most `limit` at once, and at most `perAddressLimit` from one peer address, so a
 /// few peers cannot take every place. Clients of a Unix socket have no address and count only
 /// towards `limit`. Their count is kept in `ServerStatus` for other threads.
-final class ClientRoster<Client> {
-    let limit: Int
-    let perAddressLimit: Int?
-    private(set) var clients: [Int: Client] = [:]
+public final class ClientRoster<Client> {
+    public let limit: Int
+    public let perAddressLimit: Int?
+    public private(set) var clients: [Int: Client] = [:]
     private var addresses: [Int: String] = [:]
     private var countByAddress: [String: Int] = [:]
     private var nextID = 1
     private let status: ServerStatus
 
     /// A new client, or why there is no place for it.
-    enum Admission {
+    public enum Admission {
         case admitted(Client)
         /// `limit` are connected.
         case full
@@ -107,7 +107,7 @@ final class ClientRoster<Client> {
         case fullFrom(String)
     }
 
-    init(limit: Int, perAddressLimit: Int? = nil, status: ServerStatus) {
+    public init(limit: Int, perAddressLimit: Int? = nil, status: ServerStatus) {
         precondition(limit > 0 && (perAddressLimit ?? 1) > 0)
         self.limit = limit
         self.perAddressLimit = perAddressLimit
@@ -115,7 +115,7 @@ final class ClientRoster<Client> {
     }
 
     /// A number for a new client from `address` (nil: a Unix socket's), or why not.
-    func admit(from address: String?, _ make: (Int) throws -> Client) rethrows -> Admission {
+    public func admit(from address: String?, _ make: (Int) throws -> Client) rethrows -> Admission {
         guard clients.count < limit else { return .full }
         if let address, let perAddressLimit, countByAddress[address, default: 0] >= perAddressLimit {
             return .fullFrom(address)
@@ -134,15 +134,15 @@ final class ClientRoster<Client> {
 
     /// A number for a new client, or nil when `limit` are connected (for servers whose clients
     /// have no address).
-    func admit(_ make: (Int) throws -> Client) rethrows -> Client? {
+    public func admit(_ make: (Int) throws -> Client) rethrows -> Client? {
         guard case .admitted(let client) = try admit(from: nil, make) else { return nil }
         return client
     }
 
     /// The peer address a client came from; nil for a Unix socket's.
-    func address(of id: Int) -> String? { addresses[id] }
+    public func address(of id: Int) -> String? { addresses[id] }
 
-    func remove(_ id: Int) -> Client? {
+    public func remove(_ id: Int) -> Client? {
         defer { status.clientCount.store(clients.count, ordering: .relaxed) }
         if let address = addresses.removeValue(forKey: id) {
             let left = countByAddress[address, default: 1] - 1
@@ -155,42 +155,44 @@ final class ClientRoster<Client> {
 extension SocketAddress {
     /// The peer's IP address ("192.0.2.7", "::1"); nil for a Unix socket's. An IPv4 peer on a
     /// dual-stack socket ("::ffff:192.0.2.7") is itself.
-    var peerIP: String? {
+    public var peerIP: String? {
         guard let ip = ipAddress else { return nil }
         return ip.hasPrefix("::ffff:") && ip.contains(".") ? String(ip.dropFirst(7)) : ip
     }
 
     /// A peer on this machine: 127.0.0.0/8 or ::1.
-    var isLoopback: Bool {
+    public var isLoopback: Bool {
         guard let ip = peerIP else { return false }
         return ip == "::1" || ip.hasPrefix("127.")
     }
 }
 
 /// What other threads may know of a server on the loop.
-final class ServerStatus: Sendable {
-    let clientCount = Atomic<Int>(0)
+public final class ServerStatus: Sendable {
+    public let clientCount = Atomic<Int>(0)
     /// Set first thing by `stop`: from then on nothing more is handed to the loop (which may
     /// be shut down after the server stops).
-    let stopped = Atomic<Bool>(false)
+    public let stopped = Atomic<Bool>(false)
+
+    public init() {}
 }
 
 /// Says why in one line, once the client is connected, then closes: a client over the limit.
 /// What it sends is dropped.
-final class RefuseClient: ChannelInboundHandler {
-    typealias InboundIn = ByteBuffer
-    typealias OutboundOut = ByteBuffer
+public final class RefuseClient: ChannelInboundHandler {
+    public typealias InboundIn = ByteBuffer
+    public typealias OutboundOut = ByteBuffer
 
     private let line: ByteBuffer
 
-    init(line: ByteBuffer) { self.line = line }
+    public init(line: ByteBuffer) { self.line = line }
 
     /// Added to a channel already connected, or before it is.
-    func handlerAdded(context: ChannelHandlerContext) {
+    public func handlerAdded(context: ChannelHandlerContext) {
         if context.channel.isActive { refuse(context) }
     }
 
-    func channelActive(context: ChannelHandlerContext) {
+    public func channelActive(context: ChannelHandlerContext) {
         refuse(context)
         context.fireChannelActive()
     }
@@ -200,9 +202,9 @@ final class RefuseClient: ChannelInboundHandler {
         context.writeAndFlush(wrapOutboundOut(line)).whenComplete { _ in channel.close(promise: nil) }
     }
 
-    func channelRead(context: ChannelHandlerContext, data: NIOAny) {}
+    public func channelRead(context: ChannelHandlerContext, data: NIOAny) {}
 
-    func errorCaught(context: ChannelHandlerContext, error: any Error) {
+    public func errorCaught(context: ChannelHandlerContext, error: any Error) {
         context.close(promise: nil)
     }
 }

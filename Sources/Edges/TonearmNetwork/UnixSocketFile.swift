@@ -7,8 +7,8 @@ import TonearmControl
 /// A listening Unix socket's file, for any server on the edge: bound only where no server
 /// answers (a file left by a crash is replaced, a live one never), given its mode before anyone
 /// can connect, and removed at the end only if it is still ours.
-struct UnixSocketFile {
-    let path: String
+public struct UnixSocketFile: Sendable {
+    public let path: String
     /// The file as bound, so `removeIfOurs` leaves a file another daemon put there alone.
     private let device: DeviceID
     private let inode: Inode
@@ -16,7 +16,7 @@ struct UnixSocketFile {
     /// Binds a new socket at `path` and sets the file's mode. The socket is not listening yet:
     /// its owner hands it to SwiftNIO (`ServerBootstrap.withBoundSocket`), which listens, so
     /// nobody connects before the mode is right.
-    static func bind(at path: String, mode: mode_t, packets: Bool = false) throws(ControlError) -> (FileDescriptor, UnixSocketFile) {
+    public static func bind(at path: String, mode: mode_t, packets: Bool = false) throws(ControlError) -> (FileDescriptor, UnixSocketFile) {
         func failure(_ why: String) -> ControlError { ControlError(path: path, message: "cannot listen on \(path): \(why)") }
         let taken = ControlError(path: path, message: "another daemon is listening on \(path)")
 
@@ -83,7 +83,7 @@ struct UnixSocketFile {
 
     /// Removes the file if it is the one `bind` made: another daemon may have replaced a
     /// socket it thought stale.
-    func removeIfOurs() {
+    public func removeIfOurs() {
         guard let status = try? FilePath(path).stat(followTargetSymlink: false),
               status.deviceID == device, status.inode == inode else { return }
         unlink(path)

@@ -1,22 +1,5 @@
 import TonearmControlPlane
 
-/// A command that cannot be carried out: MPD's error number and the message after it.
-struct MPDFailure: Error {
-    var code: Int
-    var message: String
-    /// The command the `ACK` names, when not the one that failed (MPD leaves it empty for an
-    /// unknown command).
-    var command: String?
-
-    init(_ code: Int, _ message: String, command: String? = nil) {
-        self.code = code
-        self.message = message
-        self.command = command
-    }
-
-    static func argument(_ message: String) -> MPDFailure { MPDFailure(2, message) }
-}
-
 /// The filters of `find`, `search`, `list`, `count`…: MPD's two forms.
 ///
 /// - Legacy pairs: `TAG VALUE [TAG VALUE…]`, the tag any of MPD's names (any case), `any`,
@@ -33,7 +16,7 @@ struct MPDFailure: Error {
 enum MPDFilter {
     /// Parses `arguments` into filters, stopping at `sort`, `window` or `group` (returned as
     /// the rest).
-    static func parse(_ arguments: [String]) throws(MPDFailure) -> (filters: [TagFilter], rest: [String]) {
+    static func parse(_ arguments: [String]) throws(MPDError) -> (filters: [TagFilter], rest: [String]) {
         var filters: [TagFilter] = []
         var index = 0
         while index < arguments.count {
@@ -60,7 +43,7 @@ enum MPDFilter {
 
         init(_ text: [Unicode.Scalar]) { self.text = text }
 
-        mutating func expression() throws(MPDFailure) -> [TagFilter] {
+        mutating func expression() throws(MPDError) -> [TagFilter] {
             let filters = try group()
             skipBlanks()
             guard at == text.count else { throw .argument("Unparsed garbage after expression") }
@@ -68,7 +51,7 @@ enum MPDFilter {
         }
 
         /// `( … )`: one comparison, or several joined by AND.
-        private mutating func group() throws(MPDFailure) -> [TagFilter] {
+        private mutating func group() throws(MPDError) -> [TagFilter] {
             try expect("(")
             skipBlanks()
             if peek == "(" {
@@ -128,7 +111,7 @@ enum MPDFilter {
             while let c = peek, c == " " || c == "\t" { at += 1 }
         }
 
-        private mutating func expect(_ c: Unicode.Scalar) throws(MPDFailure) {
+        private mutating func expect(_ c: Unicode.Scalar) throws(MPDError) {
             skipBlanks()
             guard peek == c else { throw .argument("'\(c)' expected") }
             at += 1
@@ -145,7 +128,7 @@ enum MPDFilter {
         }
 
         /// `'…'` or `"…"`, a backslash taking the next character as it is.
-        private mutating func quoted() throws(MPDFailure) -> String {
+        private mutating func quoted() throws(MPDError) -> String {
             guard let quote = peek, quote == "'" || quote == "\"" else { throw .argument("quoted string expected") }
             at += 1
             var out = String.UnicodeScalarView()
@@ -165,7 +148,7 @@ enum MPDFilter {
     }
 
     /// `START:END` (END may be left out: to the end) or a single `POS`.
-    static func range(_ text: String) throws(MPDFailure) -> Range<Int> {
+    static func range(_ text: String) throws(MPDError) -> Range<Int> {
         let parts = text.split(separator: ":", omittingEmptySubsequences: false)
         guard let start = Int(parts[0]), start >= 0 else { throw .argument("Number expected: \(text)") }
         if parts.count == 1 { return start..<(start + 1) }

@@ -1,7 +1,6 @@
 import NIOCore
 import TonearmControl
 import TonearmControlPlane
-import TonearmNetwork
 
 /// The MPD protocol as a plug-in of the control plane: phone apps, Home Assistant, ncmpcpp
 /// and mpc drive the player and browse the library through it. Commands become control-plane

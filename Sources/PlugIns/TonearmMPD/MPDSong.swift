@@ -70,7 +70,7 @@ enum MPDSong {
         let matching: Matching
         let pattern: RegularExpression?
 
-        init(_ filter: TagFilter, matching: Matching) throws(MPDFailure) {
+        init(_ filter: TagFilter, matching: Matching) throws(MPDError) {
             self.filter = filter
             self.matching = matching
             guard filter.matching == .regularExpression else {
@@ -90,17 +90,17 @@ enum MPDSong {
     /// whether case counts. Regular expressions count against `budget`; a search that runs out
     /// of it is refused.
     static func matches(_ queueFilter: QueueFilter, path: String, song: LibrarySong?, _ metadata: TrackMetadata,
-                        budget: QueryBudget) throws(MPDFailure) -> Bool {
+                        budget: QueryBudget) throws(MPDError) -> Bool {
         let filter = queueFilter.filter
         return try filter.negated != matchesPositively(queueFilter, path: path, song: song, metadata, budget: budget)
     }
 
     private static func matchesPositively(_ queueFilter: QueueFilter, path: String, song: LibrarySong?, _ metadata: TrackMetadata,
-                                          budget: QueryBudget) throws(MPDFailure) -> Bool {
+                                          budget: QueryBudget) throws(MPDError) -> Bool {
         let filter = queueFilter.filter
         let folds = queueFilter.matching != .exact
         let wanted = folds ? filter.value.lowercased() : filter.value
-        func compare(_ raw: String) throws(MPDFailure) -> Bool {
+        func compare(_ raw: String) throws(MPDError) -> Bool {
             let value = folds ? raw.lowercased() : raw
             switch filter.matching ?? queueFilter.matching {
             case .exact: return value == wanted

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import NIOCore
+import TonearmNetwork
 
 /// One MPD client on the server's loop: the greeting, its request lines, command lists, `idle`,
 /// and the password. A request goes to the handler and the next line waits until it is
@@ -10,7 +11,7 @@ import NIOCore
 ///
 /// The connection is where a client's authorization is decided and kept: `password` is checked
 /// here, and each request carries whether its client may use more than
-/// `MPDServer.openCommands`. Until then `idle` is refused (so a stranger keeps the timeout).
+/// `MPDCommands.openCommands`. Until then `idle` is refused (so a stranger keeps the timeout).
 /// Each wrong password from the client's address is answered later than the one before, the
 /// connection's `maxPasswordFailures`th with the door; once one was wrong, a right one from
 /// there waits as long, so a guesser learns nothing sooner by giving up on an answer.
@@ -126,11 +127,11 @@ final class MPDConnection: ChannelInboundHandler {
         guard !closing else { return }
         switch unwrapInboundIn(data) {
         case .tooLong:
-            fail(MPDError.line(MPDError.argument, command: "", "line longer than \(service.options.maxLineBytes) bytes"))
+            fail(MPDError(.argument, "line longer than \(service.options.maxLineBytes) bytes").line(failed: ""))
         case .line(let bytes):
             if busy || !queued.isEmpty {
                 guard queued.count < Self.maxQueuedLines else {
-                    fail(MPDError.line(MPDError.system, command: "", "more than \(Self.maxQueuedLines) requests waiting for their answers"))
+                    fail(MPDError(.system, "more than \(Self.maxQueuedLines) requests waiting for their answers").line(failed: ""))
                     return
                 }
                 queued.append(bytes.getBytes(at: bytes.readerIndex, length: bytes.readableBytes)!)
@@ -151,14 +152,14 @@ final class MPDConnection: ChannelInboundHandler {
     private func handle(_ bytes: [UInt8]) {
         armTimeout()
         let words: [String]
-        do throws(MPDTokens.Failure) {
+        do throws(MPDError) {
             words = try MPDTokens.split(bytes)
         } catch {
-            answer(MPDError.line(MPDError.argument, command: "", error.message))
+            answer(error.line(failed: ""))
             return
         }
         guard let name = words.first else {
-            if list == nil { answer(MPDError.line(MPDError.unknown, command: "", "No command given")) }
+            if list == nil { answer(MPDError(.unknown, "No command given").line(failed: "")) }
             return
         }
         let command = MPDCommand(name, Array(words.dropFirst()))
@@ -179,8 +180,8 @@ final class MPDConnection: ChannelInboundHandler {
         switch name {
         case "command_list_begin": list = CommandList(ok: false)
         case "command_list_ok_begin": list = CommandList(ok: true)
-        case "command_list_end": answer(MPDError.line(MPDError.notList, command: name, "not in a command list"))
-        case "idle" where !authorized: answer(MPDError.line(MPDError.permission, command: name, "you don't have permission for \"idle\""))
+        case "command_list_end": answer(MPDError(.notList, "not in a command list").line(failed: name))
+        case "idle" where !authorized: answer(MPDError(.permission, "you don't have permission for \"idle\"").line(failed: name))
         case "idle": idle(command.arguments)
         case "noidle": break  // not idling: no answer
         case "close": hangUp()
@@ -197,25 +198,25 @@ final class MPDConnection: ChannelInboundHandler {
             list = nil
             if let index = open.passwordIndex {
                 // One guess per answer, so that wrong ones slow down.
-                answer(MPDError.line(MPDError.password, index: index, command: "password", "the password must be sent alone, not in a command list"))
+                answer(MPDError(.password, "the password must be sent alone, not in a command list").line(index: index, failed: "password"))
                 return
             }
             dispatch(MPDRequest(clientID: clientID, commands: open.commands, isList: true, listOK: open.ok, authorized: authorized))
         case "command_list_begin", "command_list_ok_begin":
             let index = list?.commands.count ?? 0
             list = nil
-            answer(MPDError.line(MPDError.notList, index: index, command: command.name, "a command list cannot hold another"))
+            answer(MPDError(.notList, "a command list cannot hold another").line(index: index, failed: command.name))
         default:
             // In place: a copy of the list held here would make each line copy it whole.
             let options = service.options
             guard let listed = list?.bytes, listed + bytes <= options.maxCommandListBytes else {
                 list = nil
-                fail(MPDError.line(MPDError.system, command: "", "command list larger than \(options.maxCommandListBytes) bytes"))
+                fail(MPDError(.system, "command list larger than \(options.maxCommandListBytes) bytes").line(failed: ""))
                 return
             }
             guard let count = list?.commands.count, count < options.maxCommandListCommands else {
                 list = nil
-                fail(MPDError.line(MPDError.system, command: "", "command list longer than \(options.maxCommandListCommands) commands"))
+                fail(MPDError(.system, "command list longer than \(options.maxCommandListCommands) commands").line(failed: ""))
                 return
             }
             if command.name == "password", list?.passwordIndex == nil, let index = list?.commands.count { list?.passwordIndex = index }
@@ -228,7 +229,7 @@ final class MPDConnection: ChannelInboundHandler {
 
     private func password(_ arguments: [String]) {
         guard arguments.count == 1 else {
-            answer(MPDError.line(MPDError.argument, command: "password", arguments.isEmpty ? "too few arguments" : "too many arguments"))
+            answer(MPDError(.argument, arguments.isEmpty ? "too few arguments" : "too many arguments").line(failed: "password"))
             return
         }
         guard let context else { return }
@@ -245,7 +246,7 @@ final class MPDConnection: ChannelInboundHandler {
         }
         let last = !right && passwordFailures >= options.maxPasswordFailures
         let why = last ? "incorrect password (\(passwordFailures) wrong, closing the connection)" : "incorrect password"
-        let line = right ? Array("OK\n".utf8) : Array(MPDError.line(MPDError.password, command: "password", why).utf8)
+        let line = right ? Array("OK\n".utf8) : Array(MPDError(.password, why).line(failed: "password").utf8)
         guard failures > 0 else {
             authorized = true
             answer("OK\n")
@@ -269,7 +270,7 @@ final class MPDConnection: ChannelInboundHandler {
     /// Closes a client that has not given the password, to make room for another (the server
     /// or its address is full): strangers that connect and wait cannot keep the owner out.
     func makeRoom() {
-        fail(MPDError.line(MPDError.permission, command: "", "closed to make room for another client: no password given"))
+        fail(MPDError(.permission, "closed to make room for another client: no password given").line(failed: ""))
     }
 
     /// Taken neither by its password nor on its way out: may make room for another.
@@ -280,7 +281,7 @@ final class MPDConnection: ChannelInboundHandler {
     private func idle(_ names: [String]) {
         let mask = Set(names.map { $0.lowercased() })
         if let unknown = mask.first(where: { !Self.subsystems.contains($0) }) {
-            answer(MPDError.line(MPDError.argument, command: "idle", "Unrecognized idle event: \(unknown)"))
+            answer(MPDError(.argument, "Unrecognized idle event: \(unknown)").line(failed: "idle"))
             return
         }
         idling = mask

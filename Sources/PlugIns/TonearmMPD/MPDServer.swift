@@ -5,30 +5,31 @@ import NIOCore
 import NIOPosix
 import Synchronization
 import TonearmControl
+import TonearmNetwork
 
 /// One MPD command as a client sent it: its name and arguments, unquoted.
-public struct MPDCommand: Sendable, Equatable {
-    public var name: String
-    public var arguments: [String]
+struct MPDCommand: Sendable, Equatable {
+    var name: String
+    var arguments: [String]
 
-    public init(_ name: String, _ arguments: [String] = []) {
+    init(_ name: String, _ arguments: [String] = []) {
         self.name = name
         self.arguments = arguments
     }
 }
 
 /// What a connection hands to the server's handler: one command, or a command list's.
-public struct MPDRequest: Sendable, Equatable {
-    public var clientID: Int
-    public var commands: [MPDCommand]
+struct MPDRequest: Sendable, Equatable {
+    var clientID: Int
+    var commands: [MPDCommand]
     /// In a list: true for `command_list_ok_begin` (a `list_OK` after each command's answer).
-    public var isList: Bool
-    public var listOK: Bool
-    /// The client gave the password (or none is needed); if not, only `MPDServer.openCommands`
+    var isList: Bool
+    var listOK: Bool
+    /// The client gave the password (or none is needed); if not, only `MPDCommands.openCommands`
     /// may be carried out.
-    public var authorized: Bool
+    var authorized: Bool
 
-    public init(clientID: Int, commands: [MPDCommand], isList: Bool = false, listOK: Bool = false, authorized: Bool = true) {
+    init(clientID: Int, commands: [MPDCommand], isList: Bool = false, listOK: Bool = false, authorized: Bool = true) {
         self.clientID = clientID
         self.commands = commands
         self.isList = isList
@@ -41,7 +42,7 @@ public struct MPDRequest: Sendable, Equatable {
 /// (`write`, which returns once the part is handed to the socket, so the answer never waits in
 /// memory whole), then the rest once with its `OK` or `ACK` line (`send`). `close` closes the
 /// connection once it is sent (the `close` command).
-public final class MPDReply: Sendable {
+final class MPDReply: Sendable {
     private let deliver: @Sendable ([UInt8], Bool) -> Void
     private let part: @Sendable ([UInt8], @escaping @Sendable (Bool) -> Void) -> Void
 
@@ -51,10 +52,10 @@ public final class MPDReply: Sendable {
         self.part = part
     }
 
-    public func send(_ response: [UInt8], close: Bool = false) { deliver(response, close) }
+    func send(_ response: [UInt8], close: Bool = false) { deliver(response, close) }
 
     /// Sends part of the answer; false when the client is gone (stop making the rest).
-    public func write(_ bytes: [UInt8]) async -> Bool {
+    func write(_ bytes: [UInt8]) async -> Bool {
         await withCheckedContinuation { continuation in part(bytes) { continuation.resume(returning: $0) } }
     }
 }
@@ -72,7 +73,7 @@ public struct MPDServerOptions: Sendable {
     /// `maxClients` alone bounds them.
     public var maxClientsPerAddress = 8
     /// Without it every client may use every command. With it, a client may use only
-    /// `MPDServer.openCommands` until it sends `password` (alone, not in a command list); a
+    /// `MPDCommands.openCommands` until it sends `password` (alone, not in a command list); a
     /// client that has not, when the server or its address is full, makes room for the next.
     public var password: String?
     /// A wrong password is answered after this, twice as long at each further one from the
@@ -111,8 +112,8 @@ public struct MPDServerOptions: Sendable {
 ///
 /// The listeners are bound in `init`; `start` begins accepting; `stop` closes everything.
 /// `changed` may be called from any thread.
-public final class MPDServer: Sendable {
-    public let options: MPDServerOptions
+final class MPDServer: Sendable {
+    let options: MPDServerOptions
     private let loop: any EventLoop
     private let listeners: [any Channel]
     private let service: NIOLoopBoundBox<MPDService>
@@ -122,17 +123,14 @@ public final class MPDServer: Sendable {
 
     /// The protocol version in the greeting: Debian 12's mpd speaks it, and clients choose
     /// commands by it.
-    public static let protocolVersion = "0.23.5"
+    static let protocolVersion = "0.23.5"
 
     /// What one client's read may bring per turn of the loop: a line at most. A command list's
     /// lines are short (a 4 KiB read of `setvol 50` is 400 lines, each parsed on the loop), so
     /// a small read keeps a turn short and the other clients answered meanwhile.
     static let maxReadBytes = 4 << 10
 
-    /// The commands a client may use before it gives the password (as mpd).
-    public static let openCommands: Set<String> = ["ping", "close", "password", "commands", "notcommands", "tagtypes"]
-
-    public init(options: MPDServerOptions, group: any EventLoopGroup,
+    init(options: MPDServerOptions, group: any EventLoopGroup,
                 handler: @escaping @Sendable (MPDRequest, MPDReply) -> Void) throws(ControlError) {
         let loop = group.next()
         let service = NIOLoopBoundBox.makeBoxSendingValue(MPDService(options: options, status: status, handler: handler), eventLoop: loop)
@@ -179,7 +177,7 @@ public final class MPDServer: Sendable {
     deinit { stop() }
 
     /// Starts accepting clients. Once only.
-    public func start() {
+    func start() {
         phase.withLock { phase in
             precondition(phase == 0, "MPDServer.start() called twice or after stop()")
             phase = 1
@@ -193,7 +191,7 @@ public final class MPDServer: Sendable {
 
     /// Closes the listeners and every connection, and removes the socket file. Not from the
     /// event loop. Idempotent.
-    public func stop() {
+    func stop() {
         let previous = phase.withLock { phase in
             defer { phase = 2 }
             return phase
@@ -213,7 +211,7 @@ public final class MPDServer: Sendable {
 
     /// Subsystems that changed (MPD's names: "player", "playlist"…): every client's idle hears
     /// of them. From any thread; never waits.
-    public func changed(_ subsystems: Set<String>) {
+    func changed(_ subsystems: Set<String>) {
         guard !subsystems.isEmpty, !status.stopped.load(ordering: .relaxed) else { return }
         let service = service
         if loop.inEventLoop {
@@ -224,7 +222,7 @@ public final class MPDServer: Sendable {
     }
 
     /// Clients connected now.
-    public var clientCount: Int { status.clientCount.load(ordering: .relaxed) }
+    var clientCount: Int { status.clientCount.load(ordering: .relaxed) }
 }
 
 /// The server's side on its loop: the clients, the handler.
@@ -275,7 +273,7 @@ final class MPDService {
     }
 
     private func refuse(_ channel: any Channel, _ why: String) throws {
-        let line = MPDError.line(MPDError.system, command: "", "too many clients: \(why)")
+        let line = MPDError(.system, "too many clients: \(why)").line(failed: "")
         try channel.pipeline.syncOperations.addHandler(RefuseClient(line: ByteBuffer(string: line)))
         options.log?("mpd: refused a client: \(why)")
     }
@@ -342,25 +340,4 @@ struct PasswordFailures {
 
     /// The right one was given from `address`.
     mutating func forget(_ address: String) { byAddress[address] = nil }
-}
-
-/// MPD's error numbers (its `ack.h`).
-public enum MPDError {
-    public static let notList = 1
-    public static let argument = 2
-    public static let password = 3
-    public static let permission = 4
-    public static let unknown = 5
-    public static let noExist = 50
-    public static let playlistMax = 51
-    public static let system = 52
-    public static let playlistLoad = 53
-    public static let updateAlready = 54
-    public static let playerSync = 55
-    public static let exist = 56
-
-    /// `ACK [code@index] {command} message`
-    public static func line(_ code: Int, index: Int = 0, command: String, _ message: String) -> String {
-        "ACK [\(code)@\(index)] {\(command)} \(message)\n"
-    }
 }

@@ -2,7 +2,8 @@ import CAllocationCounter
 import NIOCore
 import NIOEmbedded
 import Synchronization
-@testable import TonearmNetwork
+@testable import TonearmMPD
+import TonearmNetwork
 import XCTest
 
 /// The MPD connection's own part on `EmbeddedChannel`s: the greeting, one request at a time,
@@ -326,7 +327,7 @@ final class MPDConnectionTests: XCTestCase {
         XCTAssertEqual(try channel.sentLines(), ["ACK [2@0] {} a request may not hold a NUL byte", "ACK [2@0] {} a request may not hold a NUL byte"])
         XCTAssertEqual(taken().count, 0)
         XCTAssertTrue(channel.isActive)
-        XCTAssertThrowsError(try MPDTokens.split(Array("ping\0".utf8))) { XCTAssertEqual($0 as? MPDTokens.Failure, .nulByte) }
+        XCTAssertThrowsError(try MPDTokens.split(Array("ping\0".utf8))) { XCTAssertEqual($0 as? MPDError, .argument("a request may not hold a NUL byte")) }
     }
 
     // MARK: Places

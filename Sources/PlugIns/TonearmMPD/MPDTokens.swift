@@ -1,28 +1,11 @@
 /// MPD's request lines: a command name and its arguments, separated by blanks; an argument in
 /// double quotes may hold blanks, and in it a backslash takes the next character as it is.
-public enum MPDTokens {
-    public enum Failure: Error, Equatable, Sendable {
-        /// A quoted argument without its closing quote.
-        case unterminatedQuote
-        /// A closing quote followed by something other than a blank.
-        case missingBlankAfterQuote
-        /// A NUL byte: MPD reads a line as a C string, so a NUL would silently cut an argument
-        /// short; it is refused instead.
-        case nulByte
-
-        /// What the `ACK` line says.
-        public var message: String {
-            switch self {
-            case .unterminatedQuote: "missing closing '\"'"
-            case .missingBlankAfterQuote: "space expected after closing '\"'"
-            case .nulByte: "a request may not hold a NUL byte"
-            }
-        }
-    }
-
-    /// The words of `line` (UTF-8; a byte that is not becomes U+FFFD).
-    public static func split(_ line: [UInt8]) throws(Failure) -> [String] {
-        guard !line.contains(0) else { throw .nulByte }
+enum MPDTokens {
+    /// The words of `line` (UTF-8; a byte that is not becomes U+FFFD). A quoted argument must be
+    /// closed, and followed by a blank or the end. A NUL byte is refused: MPD reads a line as a
+    /// C string, so a NUL would silently cut an argument short.
+    static func split(_ line: [UInt8]) throws(MPDError) -> [String] {
+        guard !line.contains(0) else { throw .argument("a request may not hold a NUL byte") }
         var words: [String] = []
         var index = 0
         func isBlank(_ byte: UInt8) -> Bool { byte == 0x20 || byte == 0x09 }
@@ -47,8 +30,8 @@ public enum MPDTokens {
                         index += 1
                     }
                 }
-                guard closed else { throw .unterminatedQuote }
-                guard index >= line.count || isBlank(line[index]) else { throw .missingBlankAfterQuote }
+                guard closed else { throw .argument("missing closing '\"'") }
+                guard index >= line.count || isBlank(line[index]) else { throw .argument("space expected after closing '\"'") }
             } else {
                 while index < line.count, !isBlank(line[index]) {
                     word.append(line[index])
@@ -61,7 +44,7 @@ public enum MPDTokens {
     }
 
     /// `text` as one argument: in double quotes, with `"` and `\` escaped.
-    public static func quoted(_ text: String) -> String {
+    static func quoted(_ text: String) -> String {
         var out = "\""
         for character in text {
             if character == "\"" || character == "\\" { out.append("\\") }

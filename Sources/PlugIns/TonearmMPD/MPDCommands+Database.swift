@@ -1,0 +1,199 @@
+import TonearmControlPlane
+
+extension MPDCommands {
+    /// The music database: browsing (`lsinfo`, `listall`, `listallinfo`), tag values (`list`),
+    /// searches (`find`, `search`, `count`), adding what they find (`findadd`, `searchadd`)
+    /// and scans (`update`, `rescan`). Every query runs on the library's worker pool.
+    enum DatabaseCommands {
+        /// Songs read from the index at a time for `find` and `search`.
+        static let pageSize = 1000
+
+        /// `lsinfo [URI]`: a directory's directories, songs and playlists, or one song.
+        static func lsinfo(_ mpd: isolated MPDCommands, _ call: Call) async throws(MPDError) -> String {
+            let uri = call.arguments.first ?? ""
+            if uri.contains("://") { throw MPDError(.noExist, "Unsupported URI scheme") }
+            let path = mpd.trimmed(uri), tags = call.client.tags
+            let answer = try await mpd.query { (catalog) throws(CommandFailure) -> String? in
+                guard let listing = try? catalog.listDirectory(path) else {
+                    // A file, then.
+                    return try MPDCommands.librarySong(path, in: catalog).map { MPDSong.block($0, tags: tags) }
+                }
+                var out = listing.directories.map { "directory: \($0.path)\nLast-Modified: \(MPDSong.time($0.modified))\n" }.joined()
+                for song in listing.songs { out += MPDSong.block(song, tags: tags) }
+                out += listing.playlists.map { "playlist: \($0.path)\nLast-Modified: \(MPDSong.time($0.modified))\n" }.joined()
+                // The top also lists the stored playlists, as mpd does (mpc's lsplaylists reads them here).
+                if path.isEmpty, let stored = try? catalog.storedPlaylists() {
+                    out += stored.map { "playlist: \($0.name)\nLast-Modified: \(MPDSong.time($0.modified))\n" }.joined()
+                }
+                return out
+            }
+            guard let answer else { throw MPDError(.noExist, "No such directory") }
+            return answer
+        }
+
+        /// `listall [URI]` (paths) and `listallinfo [URI]` (songs): everything under a
+        /// directory, a directory at a time.
+        static func listAll(_ mpd: isolated MPDCommands, _ call: Call) async throws(MPDError) -> String {
+            let path = mpd.trimmed(call.arguments.first ?? "")
+            let withInfo = call.name == "listallinfo"
+            // A directory named is listed itself first, as MPD does.
+            if !path.isEmpty, let modified = try await mpd.directoryModified(path) {
+                call.out.append("directory: \(path)\n")
+                if withInfo { call.out.append("Last-Modified: \(MPDSong.time(modified))\n") }
+            }
+            try await mpd.listAll(path, withInfo: withInfo, call.client, into: call.out)
+            return ""
+        }
+
+        /// `list TAG [FILTER…] [group TAG…]`; and the old `list album ARTIST`.
+        static func list(_ mpd: isolated MPDCommands, _ call: Call) async throws(MPDError) -> String {
+            let name = call.arguments[0]
+            guard let tag = Tag(named: name) else {
+                if name.lowercased() == "file" { throw .argument("list file is not supported; use listall") }
+                throw .argument("Unknown tag type: \(name)")
+            }
+            var rest = Array(call.arguments.dropFirst())
+            var filters: [TagFilter] = []
+            if tag == .album, rest.count == 1, !rest[0].hasPrefix("(") {
+                filters = [TagFilter(.tag(.artist), rest[0])]
+                rest = []
+            } else {
+                (filters, rest) = try MPDFilter.parse(rest)
+            }
+            var groups: [Tag] = []
+            while rest.count >= 2, rest[0].lowercased() == "group" {
+                guard let group = Tag(named: rest[1]) else { throw .argument("Unknown tag type: \(rest[1])") }
+                groups.append(group)
+                rest.removeFirst(2)
+            }
+            guard rest.isEmpty else { throw .argument("unexpected arguments: \(rest.joined(separator: " "))") }
+            return try await mpd.query { [filters, groups] (catalog) throws(CommandFailure) -> String in
+                var out = ""
+                var previous: [String] = []
+                try catalog.values(of: tag, filters: filters, groupedBy: groups) { row in
+                    // Group values when they change, outermost first, then the tag's value.
+                    let groupValues = Array(row.dropLast())
+                    let changed = groupValues.indices.first { previous.count <= $0 || previous[$0] != groupValues[$0] } ?? groupValues.count
+                    for index in changed..<groupValues.count { out += "\(groups[index].rawValue): \(groupValues[index])\n" }
+                    previous = groupValues
+                    out += "\(tag.rawValue): \(row.last ?? "")\n"
+                    return true
+                }
+                return out
+            }
+        }
+
+        /// `find FILTER… [sort TAG] [window START:END]` (exact) and `search …` (any case,
+        /// anywhere): a page at a time, each handed on before the next is read.
+        static func find(_ mpd: isolated MPDCommands, _ call: Call) async throws(MPDError) -> String {
+            let (filters, rest) = try MPDFilter.parse(call.arguments)
+            guard !filters.isEmpty else { throw .argument("too few arguments for \"\(call.name)\"") }
+            let window = try windowOption(rest) ?? 0..<Int.max
+            let matching: Matching = call.name == "find" ? .exact : .substring
+            let tags = call.client.tags
+            var offset = window.lowerBound
+            while offset < window.upperBound {
+                let page = offset..<min(window.upperBound, offset + pageSize)
+                let (text, found) = try await mpd.query { (catalog) throws(CommandFailure) -> (String, Int) in
+                    var text = "", found = 0
+                    try catalog.songs(SongQuery(filters, matching: matching, window: page)) { song in
+                        text += MPDSong.block(song, tags: tags)
+                        found += 1
+                        return true
+                    }
+                    return (text, found)
+                }
+                call.out.append(text)
+                try await call.out.drain()
+                if found < page.count { break }
+                offset += found
+            }
+            return ""
+        }
+
+        /// `findadd FILTER… [position POS]` and `searchadd …`: what the search finds, into the
+        /// queue.
+        static func findAdd(_ mpd: isolated MPDCommands, _ call: Call) async throws(MPDError) -> String {
+            let (filters, rest) = try MPDFilter.parse(call.arguments)
+            guard !filters.isEmpty else { throw .argument("too few arguments for \"\(call.name)\"") }
+            let position = try await mpd.positionOption(rest)
+            let paths = try await mpd.paths(SongQuery(filters, matching: call.name == "findadd" ? .exact : .substring))
+            guard !paths.isEmpty else { return "" }
+            return try await mpd.send(.queue(.add(paths: try paths.map { (path) throws(MPDError) in try mpd.absolute(path) }, at: position)))
+        }
+
+        /// `count [FILTER…] [group TAG]`: songs and play time, in all or per value of a tag.
+        static func count(_ mpd: isolated MPDCommands, _ call: Call) async throws(MPDError) -> String {
+            let (filters, rest) = try MPDFilter.parse(call.arguments)
+            var group: Tag?
+            if rest.count == 2, rest[0].lowercased() == "group" {
+                guard let tag = Tag(named: rest[1]) else { throw .argument("Unknown tag type: \(rest[1])") }
+                group = tag
+            } else if !rest.isEmpty {
+                throw .argument("unexpected arguments: \(rest.joined(separator: " "))")
+            }
+            let counts = try await mpd.query { [group] (catalog) throws(CommandFailure) in try catalog.count(filters, matching: .exact, groupedBy: group) }
+            return counts.map { count in
+                (group.map { "\($0.rawValue): \(count.group ?? "")\n" } ?? "")
+                    + "songs: \(count.songs)\nplaytime: \(Int(count.playTime.rounded()))\n"
+            }.joined()
+        }
+
+        /// `update [URI]` and `rescan [URI]`: a scan queued; its job number.
+        static func update(_ mpd: isolated MPDCommands, _ call: Call) async throws(MPDError) -> String {
+            let result = await mpd.plane.send(.updateLibrary(path: call.arguments.first.map { mpd.trimmed($0) }), from: mpd.source)
+            if let failure = result.failure { throw MPDError(MPDCommands.code(failure), failure.message) }
+            guard case .scanQueued(let job) = result.payload else { return "" }
+            return "updating_db: \(job)\n"
+        }
+
+        /// `window START:END` after a search's filters, and `sort TAG`, which changes nothing:
+        /// songs come in path order.
+        private static func windowOption(_ rest: [String]) throws(MPDError) -> Range<Int>? {
+            var window: Range<Int>?
+            var index = 0
+            while index + 1 < rest.count {
+                switch rest[index].lowercased() {
+                case "window": window = try MPDFilter.range(rest[index + 1])
+                case "sort": break
+                default: throw .argument("unexpected arguments: \(rest.joined(separator: " "))")
+                }
+                index += 2
+            }
+            guard index == rest.count else { throw .argument("unexpected arguments: \(rest.joined(separator: " "))") }
+            return window
+        }
+    }
+
+    // MARK: Directories
+
+    /// Every song under `path` into `out`, a directory at a time.
+    func listAll(_ path: String, withInfo: Bool, _ client: Client, into out: Output) async throws(MPDError) {
+        let tags = client.tags
+        let songs: String, directories: [DirectoryListing.Entry]
+        do throws(MPDError) {
+            (songs, directories) = try await query { (catalog) throws(CommandFailure) in
+                let listing = try catalog.listDirectory(path)
+                let songs = listing.songs.map { withInfo ? MPDSong.block($0, tags: tags) : "file: \($0.path)\n" }.joined()
+                return (songs, listing.directories)
+            }
+        } catch {
+            if path.isEmpty { throw error }
+            throw MPDError(.noExist, "No such directory")
+        }
+        out.append(songs)
+        try await out.drain()
+        for directory in directories {
+            out.append("directory: \(directory.path)\n")
+            if withInfo { out.append("Last-Modified: \(MPDSong.time(directory.modified))\n") }
+            try await listAll(directory.path, withInfo: withInfo, client, into: out)
+        }
+    }
+
+    /// The modification time of the directory `path`, from its parent's listing.
+    func directoryModified(_ path: String) async throws(MPDError) -> Int? {
+        let parent = path.split(separator: "/").dropLast().joined(separator: "/")
+        let listing = try? await query { (catalog) throws(CommandFailure) in try catalog.listDirectory(parent) }
+        return listing?.directories.first { $0.path == path }?.modified
+    }
+}

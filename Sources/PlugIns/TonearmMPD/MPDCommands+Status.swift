@@ -1,0 +1,91 @@
+import TonearmControlPlane
+import TonearmPlayer
+import TonearmSystem
+
+extension MPDCommands {
+    /// What the player is doing: `status`, `currentsong`, `stats`, `clearerror`. (`idle` is
+    /// `MPDConnection`'s.)
+    enum StatusCommands {
+        static func status(_ mpd: isolated MPDCommands, _ call: Call) async throws(MPDError) -> String {
+            let state = await mpd.plane.snapshot()
+            let queue = state.queue
+            let now = monotonicSeconds()
+            var out = """
+                volume: \(Int(state.volume.rounded()))
+                repeat: \(state.repeatMode == .off ? 0 : 1)
+                random: \(state.shuffle ? 1 : 0)
+                single: \(state.single == .oneshot ? "oneshot" : state.single == .on || state.repeatMode == .one ? "1" : "0")
+                consume: \(state.consume ? 1 : 0)
+                partition: default
+                playlist: \(queue.version)
+                playlistlength: \(queue.items.count)
+                mixrampdb: 0.000000
+
+                """
+            // An interrupted or ducked-out player is paused as far as MPD clients can tell.
+            let playing = state.transport == .playing && state.nowPlaying.rate != 0
+            let word = switch state.transport {
+            case .stopped: "stop"
+            case .paused: "pause"
+            case .playing: playing ? "play" : "pause"
+            }
+            out += "state: \(word)\n"
+            if state.nowPlayingLink != nil {
+                // Another program's item: not in the queue, so no song number; its times only.
+                if state.transport != .stopped {
+                    let elapsed = state.nowPlaying.elapsed(at: now)
+                    let duration = state.nowPlaying.duration
+                    out += "time: \(Int(elapsed.rounded())):\(Int((duration ?? 0).rounded()))\n"
+                    out += "elapsed: \(MPDSong.decimal(elapsed))\n"
+                    if let duration { out += "duration: \(MPDSong.decimal(duration))\n" }
+                }
+            } else if let id = queue.currentItemID, let position = queue.items.firstIndex(where: { $0.id == id }) {
+                out += "song: \(position)\nsongid: \(id)\n"
+                if state.transport != .stopped {
+                    let elapsed = state.nowPlaying.elapsed(at: now)
+                    let duration = queue.items[position].metadata.duration
+                    out += "time: \(Int(elapsed.rounded())):\(Int((duration ?? 0).rounded()))\n"
+                    out += "elapsed: \(MPDSong.decimal(elapsed))\n"
+                    if let duration { out += "duration: \(MPDSong.decimal(duration))\n" }
+                    if let rate = state.output.sampleRate, let format = state.output.sampleFormat, let channels = state.output.channels {
+                        out += "audio: \(rate):\(MPDSong.bits(format)):\(channels)\n"
+                    }
+                }
+                let repeatsSong = state.repeatMode == .one || (state.single != .off && state.repeatMode == .all)
+                if !state.shuffle, position + 1 < queue.items.count || state.repeatMode != .off, !queue.items.isEmpty {
+                    let next = repeatsSong ? position : (position + 1) % queue.items.count
+                    out += "nextsong: \(next)\nnextsongid: \(queue.items[next].id)\n"
+                }
+            }
+            if state.library.scan.isScanning { out += "updating_db: \(state.library.scan.job)\n" }
+            return out
+        }
+
+        /// The song playing or paused: the queue's, or what a linked program plays.
+        static func currentSong(_ mpd: isolated MPDCommands, _ call: Call) async throws(MPDError) -> String {
+            let state = await mpd.plane.snapshot()
+            if let link = state.nowPlayingLink { return MPDSong.block(linked: link, state.nowPlaying, tags: call.client.tags) }
+            guard let id = state.queue.currentItemID, let position = state.queue.items.firstIndex(where: { $0.id == id }) else { return "" }
+            return try await mpd.songs([(position, state.queue.items[position])], call.client)
+        }
+
+        static func stats(_ mpd: isolated MPDCommands, _ call: Call) async throws(MPDError) -> String {
+            let library = await mpd.plane.snapshot().library
+            let uptime = Int(monotonicSeconds() - mpd.started)
+            guard library.isIndexed else { return "uptime: \(uptime)\n" }
+            let totals = library.totals
+            return """
+                artists: \(totals.artists)
+                albums: \(totals.albums)
+                songs: \(totals.songs)
+                uptime: \(uptime)
+                db_playtime: \(Int(totals.playTime.rounded()))
+                db_update: \(totals.lastUpdate)
+
+                """
+        }
+
+        /// `status` shows no player error, so there is none to clear.
+        static func clearError(_ mpd: isolated MPDCommands, _ call: Call) async throws(MPDError) -> String { "" }
+    }
+}
