@@ -158,7 +158,9 @@ let package = Package(
                 "TonearmControlPlane", "TonearmControl", "TonearmControlJSON", "TonearmNetwork", "TonearmJSON", "TonearmSystem",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOHTTP1", package: "swift-nio"),
-            ]
+            ],
+            // The page's files, compiled in as bytes: the daemon reads nothing from disk.
+            resources: [.embedInCode("Page/index.html"), .embedInCode("Page/page.js"), .embedInCode("Page/page.css")]
         ),
         // MPRIS on D-Bus: plug-ins of the control plane — Tonearm's own player, and the links
         // that follow other programs' players.

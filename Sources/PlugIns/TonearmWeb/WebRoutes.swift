@@ -238,10 +238,9 @@ enum StaticPage {
     }
 
     static let served: [Served] = PageFiles.all.map { file in
-        let body = Array(file.body.utf8)
         var hash: UInt64 = 0xcbf2_9ce4_8422_2325
-        for byte in body { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
-        return Served(file: file, body: body, tag: "\"" + String(hash, radix: 16) + "\"")
+        for byte in file.body { hash = (hash ^ UInt64(byte)) &* 0x100_0000_01b3 }
+        return Served(file: file, body: file.body, tag: "\"" + String(hash, radix: 16) + "\"")
     }
 
     static func file(_ path: Substring) -> Served? { served.first { $0.file.path == path } }
