@@ -32,8 +32,9 @@ public final class JackServer: @unchecked Sendable {
     /// True while the server process runs.
     public var isRunning: Bool { process?.isRunning ?? false }
 
-    /// Starts the server (again) and waits until a client can connect.
-    public func start(timeout: Double = 15) throws {
+    /// Starts the server (again) and waits until a client can connect: in a few tenths of a
+    /// second on an idle machine; the bound is for a busy one (15 s was seen to pass by).
+    public func start(timeout: Double = 60) throws {
         guard process == nil || !(process!.isRunning) else { return }
         launches += 1
         let log = logPath + (launches > 1 ? ".\(launches)" : "")
