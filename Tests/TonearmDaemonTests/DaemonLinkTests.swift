@@ -78,6 +78,17 @@ final class DaemonLinkTests: XCTestCase {
                                                client: link.client!, present: true)])
         XCTAssertNil(state.nowPlayingLink, "no session of that name owns Now Playing yet")
         XCTAssertEqual(state.nowPlaying.title, "Track 1")
+        // The output's wait for a device is told before the subscription (its Now Playing, the
+        // clock stopped, is the player's own), not in the activation's batch.
+        let deadline = monotonicSeconds() + 10
+        while state.output.heard == "ok" && monotonicSeconds() < deadline {
+            try await Task.sleep(for: .milliseconds(10))
+            state = await daemon.snapshot()
+        }
+        XCTAssertNotEqual(state.output.heard, "ok", "the output waits for its device")
+        // The engine counts the interruption just after it shows in its status.
+        try await Task.sleep(for: .milliseconds(50))
+        state = await daemon.snapshot()
 
         let changes = daemon.subscribe([.player])
         var iterator = changes.makeAsyncIterator()

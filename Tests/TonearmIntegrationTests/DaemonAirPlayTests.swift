@@ -54,14 +54,15 @@ extension DaemonSessionTests {
             ($0.array("links")?.first as? [String: Any])?.bool("present") == true
         }
 
-        // The sender: 6 s of a 1 kHz tone with seeded noise on the right, at AirPlay's rate, then
+        // The sender: 12 s of a 1 kHz tone with seeded noise on the right, at AirPlay's rate (long
+        // enough that what follows its metadata's arrival happens while it plays), then
         // 0.5 s of silence: when the sender tears the stream down, shairport-sync drops what its
         // output still holds (its 0.2 s buffer), as it would on a sound card.
         let title = "Tone Over AirPlay", artist = "The Sender"
         let stream = world.path("airplay.wav")
         var random = SeededRandom(seed: 25)
-        _ = try writeWAV(stream, seconds: 6.5, rate: 44100, left: { _ in 0 }, right: { frame in
-            frame < 6 * 44100 ? 0.3 * sin(2 * Double.pi * 1000 * Double(frame) / 44100) + 0.01 * random.nextSigned() : 0
+        _ = try writeWAV(stream, seconds: 12.5, rate: 44100, left: { _ in 0 }, right: { frame in
+            frame < 12 * 44100 ? 0.3 * sin(2 * Double.pi * 1000 * Double(frame) / 44100) + 0.01 * random.nextSigned() : 0
         })
         let sent = monotonicSeconds()
         let sender = try RunningProcess(python, [packageRoot + "/Tests/AirPlay/send.py", "127.0.0.1", String(shairport.port), stream, title, artist],
@@ -120,7 +121,7 @@ extension DaemonSessionTests {
         // at its level before, and back at it soon after.
         let (left, right) = try capture(world)
         let tone = try XCTUnwrap(sounding(right, 1000, expected: 0.3), "the sender's tone reached the device")
-        XCTAssertEqual(Double(tone.count) / Double(Self.rate), 6, accuracy: 0.15, "all of it")
+        XCTAssertEqual(Double(tone.count) / Double(Self.rate), 12, accuracy: 0.15, "all of it")
         let window = Self.rate / 20
         var levels: [Double] = []
         var start = tone.lowerBound + 2 * window
