@@ -327,7 +327,15 @@ let package = Package(
             ]
         ),
         .testTarget(name: "TonearmIntegrationTests", dependencies: ["TestSupport"]),
-        .target(name: "TestSupport", dependencies: ["CFLAC", "TonearmControlPlane", "TonearmSession"], path: "Tests/TestSupport"),
+        .target(
+            name: "TestSupport",
+            dependencies: [
+                "CFLAC", "TonearmControlPlane", "TonearmSession",
+                .product(name: "NIOCore", package: "swift-nio"),
+                .product(name: "NIOEmbedded", package: "swift-nio"),
+            ],
+            path: "Tests/TestSupport"
+        ),
     ],
     swiftLanguageModes: [.v6]
 )

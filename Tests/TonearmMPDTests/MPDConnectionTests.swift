@@ -3,6 +3,7 @@ import NIOCore
 import NIOEmbedded
 import Synchronization
 @testable import TonearmMPD
+import TestSupport
 import TonearmNetwork
 import XCTest
 

@@ -1,6 +1,7 @@
 import NIOCore
 import NIOEmbedded
 import Synchronization
+import TestSupport
 import TonearmControl
 import TonearmJSON
 @testable import TonearmNetwork
@@ -191,18 +192,4 @@ final class ControlProtocolTests: XCTestCase {
 
 final class HeldReplies: Sendable {
     let replies = Mutex<[(ControlRequest, Reply)]>([])
-}
-
-extension EmbeddedChannel {
-    func send(_ text: String) throws {
-        try writeInbound(ByteBuffer(string: text))
-    }
-
-    /// Every line written to the client since the last call.
-    func sentLines() throws -> [String] {
-        var text = ""
-        while let buffer = try readOutbound(as: ByteBuffer.self) { text += String(buffer: buffer) }
-        XCTAssertTrue(text.isEmpty || text.hasSuffix("\n"), "a line written in pieces: \(text)")
-        return text.split(separator: "\n", omittingEmptySubsequences: false).dropLast().map(String.init)
-    }
 }

@@ -2,13 +2,15 @@ import NIOCore
 import NIOEmbedded
 import XCTest
 
+/// A line protocol's handlers on an `EmbeddedChannel`, as the MPD and control-socket tests
+/// drive them: text in, the lines written back out.
 extension EmbeddedChannel {
-    func send(_ text: String) throws {
+    public func send(_ text: String) throws {
         try writeInbound(ByteBuffer(string: text))
     }
 
     /// Every line written to the client since the last call.
-    func sentLines() throws -> [String] {
+    public func sentLines() throws -> [String] {
         var text = ""
         while let buffer = try readOutbound(as: ByteBuffer.self) { text += String(buffer: buffer) }
         XCTAssertTrue(text.isEmpty || text.hasSuffix("\n"), "a line written in pieces: \(text)")
