@@ -106,6 +106,30 @@ final class IndexTests: IndexTestCase {
         XCTAssertEqual(try index.catalog.totals().songs, 3)
     }
 
+    /// The totals `status` shows are counted by the scanner as each scan ends, with the scan's
+    /// number, and by the opening over a database that has some: the daemon reads them without
+    /// asking the database.
+    func testTheTotalsComeWithEachScanAndWithTheOpening() throws {
+        let (empty, _) = try makeIndex()
+        XCTAssertEqual(empty.totals, LibraryTotals())
+        try writeTree()
+        try scan(empty)
+        let counted = empty.totals
+        XCTAssertEqual([counted.songs, counted.albums, counted.artists], [4, 3, 4])
+        XCTAssertEqual(counted, try empty.catalog.totals())
+
+        try FileManager.default.removeItem(atPath: music + "/Aretha")
+        try scan(empty)
+        XCTAssertEqual(empty.totals.songs, 3)
+        XCTAssertEqual(empty.totals, try empty.catalog.totals())
+        empty.stop()
+
+        let (reopened, _) = try makeIndex()
+        XCTAssertEqual(reopened.progress.finishedJob, 0)
+        XCTAssertEqual(reopened.totals.songs, 3)
+        XCTAssertEqual(reopened.totals, try reopened.catalog.totals())
+    }
+
     /// More directories and files than the walk's channel holds at once: everything reaches the
     /// writer, and a rescan finds every file again.
     func testAWalkLargerThanTheChannelIsIndexedWhole() throws {

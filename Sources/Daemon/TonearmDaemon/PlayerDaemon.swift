@@ -96,9 +96,6 @@ public actor PlayerDaemon {
     var started = false
     /// The music library's index; nil without a music directory, or when it cannot be used.
     let library: MusicIndex?
-    /// The library's totals, as of the scan numbered `totalsJob`.
-    var libraryTotals = LibraryTotals()
-    var totalsJob = -1
     /// The library's unmounted directories as last seen.
     var lastUnavailable: [String] = []
     /// The http(s) item whose stream last reported, and what it said.

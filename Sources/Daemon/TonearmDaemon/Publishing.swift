@@ -124,13 +124,8 @@ extension PlayerDaemon {
 
     func libraryState() -> LibraryState {
         guard let library else { return LibraryState(musicDirectory: settings.musicDirectory) }
-        let progress = library.progress
-        if progress.finishedJob != totalsJob, let totals = try? library.catalog.totals() {
-            totalsJob = progress.finishedJob
-            libraryTotals = totals
-        }
-        return LibraryState(musicDirectory: settings.musicDirectory, isIndexed: true, scan: progress,
-                            totals: libraryTotals, unavailable: library.unavailable)
+        return LibraryState(musicDirectory: settings.musicDirectory, isIndexed: true, scan: library.progress,
+                            totals: library.totals, unavailable: library.unavailable)
     }
 
     func outputState() -> OutputState {

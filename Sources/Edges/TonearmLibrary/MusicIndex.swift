@@ -49,6 +49,8 @@ public final class MusicIndex: Sendable {
         var nextJob = 1
         var progress = ScanProgress()
         var unavailable: [String] = []
+        /// As of the last scan done (or the opening).
+        var totals = LibraryTotals()
     }
 
     /// Opens (or makes) the database and starts the scanner and, if asked, the watcher. The
@@ -75,7 +77,11 @@ public final class MusicIndex: Sendable {
             throw .databaseUnavailable(settings.databasePath, cause: error.description)
         }
         let unavailable = (try? Self.unavailableRoots(writer)) ?? []
-        state.withLock { $0.unavailable = unavailable }
+        let totals = (try? reader.totals()) ?? LibraryTotals()
+        state.withLock {
+            $0.unavailable = unavailable
+            $0.totals = totals
+        }
         let loop = DeviceLoop(name: "tonearm-scan", wake: { [wakeup] in wakeup.post() }) { [self] isStopping in
             if requestIdlePriority() != 0 { log.notice("the library scanner runs at normal priority: SCHED_IDLE was refused") }
             scanLoop(writer, isStopping: isStopping)
@@ -123,6 +129,10 @@ public final class MusicIndex: Sendable {
     /// Directories whose medium is not mounted ("" for the music directory itself).
     public var unavailable: [String] { state.withLock { $0.unavailable } }
 
+    /// Songs, artists, albums and play time as of the last scan done, counted by the scanner
+    /// when it finished: reading them asks the database nothing.
+    public var totals: LibraryTotals { state.withLock { $0.totals } }
+
     // MARK: The scanner's thread
 
     private func scanLoop(_ db: Database, isStopping: @escaping @Sendable () -> Bool) {
@@ -167,6 +177,7 @@ public final class MusicIndex: Sendable {
             }
             figures = scan.figures
             let unavailable = (try? Self.unavailableRoots(db)) ?? []
+            let totals = try? reader.totals()
             state.withLock { queue in
                 let latest = queue.progress.job
                 queue.progress = figures
@@ -175,6 +186,7 @@ public final class MusicIndex: Sendable {
                 queue.progress.isScanning = !queue.requests.isEmpty
                 queue.progress.seconds = monotonicSeconds() - started
                 queue.unavailable = unavailable
+                if let totals { queue.totals = totals }
             }
             if figures.failed > 0 || figures.indexed > 0 || figures.removed > 0 {
                 log.info("library: \(figures.indexed) indexed, \(figures.unchanged) unchanged, \(figures.removed) removed, \(figures.failed) failed in \(target.isEmpty ? "the music directory" : target)")
