@@ -56,9 +56,10 @@ final class PacedDeviceTests: XCTestCase {
         XCTAssertLessThan(after, 2, "took \(after) s to stop after SIGINT: it did not play its 2.3 s left")
     }
 
-    /// jackd is SIGKILLed 1.5 s into a 6 s file and restarted 2 s later: tonearm notices the
-    /// stall, reopens the device, finishes by itself and exits 0, and carries on where it
-    /// stopped: the audio written before and after the loss adds up to the whole file.
+    /// jackd is SIGKILLed once 1.2 s of a 6 s file has been written and restarted 2 s later:
+    /// tonearm notices the stall, reopens the device, finishes by itself and exits 0, and
+    /// carries on where it stopped: the audio written before and after the loss adds up to the
+    /// whole file.
     ///
     /// Played to `pacedsplitcapture` (paced, through a `file` plugin that starts a new file on
     /// every open, so the part before the loss survives the reopen).
@@ -67,7 +68,10 @@ final class PacedDeviceTests: XCTestCase {
         let jack = try XCTUnwrap(bench.jack)
         let flac = try bench.fixture("six.flac", FLACFixture(frames: 6 * 44100, sampleRate: 44100, seed: 83))
         let player = try bench.startPlaying([flac], device: "pacedsplitcapture", ["--reopen-interval", "500"])
-        sleepSeconds(1.5)
+        // The first part holds more than a second when the server goes, however slowly the
+        // player started.
+        XCTAssertTrue(waitUntil(timeout: 20) { Self.framesWritten(bench.alsa.pacedSplitCapturePath) >= 57600 },
+                      "1.2 s was not written to the device")
         XCTAssertTrue(player.isRunning, "ended early")
         jack.kill()
         sleepSeconds(2)
@@ -89,6 +93,17 @@ final class PacedDeviceTests: XCTestCase {
         XCTAssertTrue(frames.allSatisfy { $0 > 48000 }, "frames per part: \(frames)")
         // 6 s at 48 kHz; a buffer (1024 frames) lost or repeated at the loss would show.
         XCTAssertEqual(Double(frames.reduce(0, +)), 6 * 48000, accuracy: 300, "frames per part: \(frames)")
+    }
+
+    /// The frames a `file` plugin has written so far: its WAV header (44 bytes, the frame's
+    /// size at 32) says the frame size, the file's length the rest.
+    private static func framesWritten(_ path: String) -> Int {
+        guard let handle = FileHandle(forReadingAtPath: path) else { return 0 }
+        defer { try? handle.close() }
+        guard let header = try? handle.read(upToCount: 44), header.count == 44,
+              let size = try? handle.seekToEnd() else { return 0 }
+        let frameSize = Int(header[32]) | Int(header[33]) << 8
+        return frameSize > 0 ? (Int(size) - 44) / frameSize : 0
     }
 
     /// The raw `jack` plugin takes 48 kHz, 2 channels, FLOAT_LE only: 44.1 kHz stereo, mono
