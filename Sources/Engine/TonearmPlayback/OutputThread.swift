@@ -18,8 +18,9 @@ import TonearmSystem
 /// few times a second, while a command is still heard within the guard.
 ///
 /// It takes no lock anywhere. What it is told comes through the rings, atomics and its doorbell;
-/// what it tells goes out through atomics, `currentFormat` (sequence-locked with this thread its
-/// only writer, so it never waits) and `interruptions` (a hand-off), then `announce`. Opening a
+/// what happens to it goes out as events, in order (`OutputEventQueue`), its state through
+/// atomics, `currentFormat` (sequence-locked with this thread its only writer, so it never
+/// waits) and `interruptions` (a hand-off, why it is not heard), then `announce`. Opening a
 /// device, draining it and wording an interruption allocate, and alsa-lib and malloc lock inside;
 /// none of that is on the render path.
 struct OutputThread {
@@ -66,6 +67,8 @@ struct OutputThread {
     /// The last end of queue (`endsToTell`) this thread announced; mirrors `outputIdle`.
     private var toldEnd = 0
     private var reportedIdle = true
+    /// Whether locking the render path's memory was refused, and told (once).
+    private var memoryLockRefused = false
 
     /// The device as this thread holds it.
     private enum Link {
@@ -119,7 +122,8 @@ struct OutputThread {
     /// What a write leaves to do once off the render path.
     private enum Aftermath {
         case none
-        case announce
+        /// Frames flow again after an interruption.
+        case resumed
         /// The device ran dry and was prepared again: what it held is gone.
         case underrun
         /// The device went: 0 for a stall, or the error.
@@ -137,8 +141,7 @@ struct OutputThread {
     mutating func run() {
         defer { period.buffer.deallocate() }
         let refused = requestRealtimePriority(engine.options.realtimePriority)
-        engine.realtimeErrno.store(refused, ordering: .relaxed)
-        if refused > 0 { engine.announce() }
+        if refused > 0 { engine.tell(.realtimeRefused(refused)) }
         lockMemory()
 
         while !engine.stopRequested.load(ordering: .relaxed) {
@@ -361,8 +364,7 @@ struct OutputThread {
             }
             hearing = .heard
             engine.outputInterrupted.store(false, ordering: .releasing)
-            engine.resumeCount.add(1, ordering: .releasing)
-            return .announce
+            return .resumed
         case .recoveredUnderrun:
             writtenSinceStart = 0
             engine.underrunCount.add(1, ordering: .relaxed)
@@ -394,11 +396,11 @@ struct OutputThread {
         switch aftermath {
         case .none:
             break
-        case .announce:
-            engine.announce()
+        case .resumed:
+            engine.tell(.resumed)
         case .underrun:
             forgetHistory()
-            engine.announce()
+            engine.tell(.underrun)
         case .lost(let code):
             // Gone (error) or wedged (no period completes): close and reopen later.
             link = .lost
@@ -500,6 +502,7 @@ struct OutputThread {
             if asked && !rewinds {
                 // Today's way, then: a small buffer, and commands heard a buffer late.
                 engine.rewindRefused.store(true, ordering: .releasing)
+                engine.outputEvents.push(.rewindRefused)
                 wanted = engine.outputRequest(for: wanted.stream)
                 request = wanted
                 device.drop()
@@ -507,10 +510,7 @@ struct OutputThread {
             }
             adopt(device)
             if asked && !rewinds { engine.announce() }
-            if case .interrupted = hearing {
-                engine.reopenCount.add(1, ordering: .releasing)
-                engine.announce()
-            }
+            if case .interrupted = hearing { engine.tell(.reopened) }
         } catch {
             // The first failure of an outage interrupts; a lost device's failed reopens only go
             // on waiting for it.
@@ -713,8 +713,7 @@ struct OutputThread {
         hearing = .interrupted(writtenSinceOpen: 0)
         engine.interruptions.give(why)
         engine.outputInterrupted.store(true, ordering: .releasing)
-        engine.interruptionCount.add(1, ordering: .releasing)
-        engine.announce()
+        engine.tell(.interrupted)
     }
 
     /// Whether the player is idle (paused and faded out, or at the end of its queue), for
@@ -794,13 +793,13 @@ struct OutputThread {
     }
 
     /// Locks what the render path touches in memory, and says if that was refused.
-    private func lockMemory() {
+    private mutating func lockMemory() {
         let regions = [ring.storageRegion, UnsafeMutableRawBufferPointer(start: period.buffer, count: period.bytes)]
             + mixer.scratchRegions + engine.streamSlots.map(\.ring.storageRegion)
         let error = engine.lockMemoryRegions(regions)
-        guard engine.memlockErrno.load(ordering: .relaxed) <= 0 else { return }
-        engine.memlockErrno.store(error, ordering: .relaxed)
-        if error > 0 { engine.announce() }
+        guard error > 0, !memoryLockRefused else { return }
+        memoryLockRefused = true
+        engine.tell(.memoryLockRefused(error))
     }
 }
 

@@ -269,20 +269,16 @@ public final class PlaybackEngine: @unchecked Sendable {
     let replayGain = SequenceLocked<ReplayGainSettings>(ReplayGainSettings())
     let replayGainGeneration = Atomic<Int>(0)
 
-    // Output thread → control, published through atomics.
+    // Output thread → control: what happened, in order (`OutputEvent`), and the output's state
+    // and statistics through atomics.
+    let outputEvents = OutputEventQueue(events: 1024)
     let outputFinished = Atomic<Bool>(false)
     let outputIdle = Atomic<Bool>(true)
     let underrunCount = Atomic<Int>(0)
     let lossCount = Atomic<Int>(0)
-    /// Counts interruptions (a loss, or the first failed open of an outage), the opens that
-    /// ended one, and the returns of frames flowing after one; `outputInterrupted` says
-    /// whether the last interruption is still on.
-    let interruptionCount = Atomic<Int>(0)
-    let reopenCount = Atomic<Int>(0)
-    let resumeCount = Atomic<Int>(0)
+    /// Whether the output is not heard: from an interruption (a loss, or the first failed
+    /// open of an outage) until frames flow again.
     let outputInterrupted = Atomic<Bool>(false)
-    let realtimeErrno = Atomic<Int32>(-1)  // -1 not yet tried, 0 granted
-    let memlockErrno = Atomic<Int32>(-1)
     /// Set once the output thread found the device cannot take back what it has not played.
     let rewindRefused = Atomic<Bool>(false)
     /// Rewinds made, and the frames they took back: for `doctor` and the benchmarks.
@@ -349,13 +345,11 @@ public final class PlaybackEngine: @unchecked Sendable {
     private var announcedMark = 0  // serial of the last mark announced
     private var announcedEnd = 0  // serial of the last end of queue announced
     private var announcedErrors = 0
-    private var announcedInterruptions = 0
-    private var announcedReopens = 0
-    private var announcedResumes = 0
-    private var announcedUnderruns = 0
-    private var announcedRealtime = false
-    private var announcedMemlock = false
-    private var announcedRewindRefused = false
+    /// A refusal to rewind waits to be told until a device format is known.
+    private var rewindRefusalToTell = false
+    /// Whether the output was last told interrupted: after lost events, the state says what
+    /// to tell.
+    private var toldInterrupted = false
     private var announcedFinishedStreams: [Int]  // by slot: the serial of the last stream told
     private var threads: [NamedThread] = []
     /// Locks memory for the output thread; a test's stand-in may refuse, as a low
@@ -414,6 +408,12 @@ public final class PlaybackEngine: @unchecked Sendable {
                 slot.thread = nil
             }
         }
+    }
+
+    /// The output thread's: queues `event` and announces it. Never in the render path.
+    func tell(_ event: OutputEvent) {
+        outputEvents.push(event)
+        announce()
     }
 
     /// Tells the control plane there is something new for `nextEvents`, once for each batch.
@@ -573,40 +573,37 @@ public final class PlaybackEngine: @unchecked Sendable {
         announced.store(false, ordering: .sequentiallyConsistent)
         atomicMemoryFence(ordering: .sequentiallyConsistent)
         var events: [PlaybackEvent] = []
-        let rt = realtimeErrno.load(ordering: .relaxed)
-        if rt > 0 && !announcedRealtime {
-            announcedRealtime = true
-            events.append(.realtimeRefused(String(cString: strerror(rt))))
+        // The output's events, in order. Several interruptions between two calls are told as
+        // the last one; a return is told only if it came after it.
+        var (interrupted, reopened, underran, resumed) = (false, false, false, false)
+        while let event = outputEvents.pop() {
+            switch event {
+            case .realtimeRefused(let code): events.append(.realtimeRefused(String(cString: strerror(code))))
+            case .memoryLockRefused(let code): events.append(.memoryLockRefused(String(cString: strerror(code))))
+            case .rewindRefused: rewindRefusalToTell = true
+            case .interrupted: (interrupted, resumed) = (true, false)
+            case .reopened: reopened = true
+            case .underrun: underran = true
+            case .resumed: resumed = true
+            }
         }
-        let ml = memlockErrno.load(ordering: .relaxed)
-        if ml > 0 && !announcedMemlock {
-            announcedMemlock = true
-            events.append(.memoryLockRefused(String(cString: strerror(ml))))
+        if outputEvents.takeLost() > 0 {
+            // Some were dropped: the counts and the state say what they were.
+            underran = true
+            let now = outputInterrupted.load(ordering: .acquiring)
+            if now != toldInterrupted { (interrupted, resumed) = (now, !now) }
         }
-        if rewindRefused.load(ordering: .acquiring) && !announcedRewindRefused, let format = currentFormat.load() {
-            announcedRewindRefused = true
+        if rewindRefusalToTell, let format = currentFormat.load() {
+            rewindRefusalToTell = false
             events.append(.rewindRefused(device: options.device, format))
         }
-        // Several interruptions between two calls are told as the last one; a return is told
-        // only if it came after it.
-        let interruptions = interruptionCount.load(ordering: .acquiring)
-        if interruptions > announcedInterruptions, let why = latestInterruption() {
-            announcedInterruptions = interruptions
+        if interrupted, let why = latestInterruption() {
+            toldInterrupted = true
             events.append(.outputInterrupted(why, position: position()))
         }
-        let reopens = reopenCount.load(ordering: .acquiring)
-        if reopens > announcedReopens, let format = currentFormat.load() {
-            announcedReopens = reopens
-            events.append(.deviceReopened(format))
-        }
-        let underrunTotal = underruns
-        if underrunTotal > announcedUnderruns {
-            announcedUnderruns = underrunTotal
-            events.append(.underruns(total: underrunTotal))
-        }
-        let resumes = resumeCount.load(ordering: .acquiring)
-        let resumed = resumes > announcedResumes && !outputInterrupted.load(ordering: .acquiring)
-        announcedResumes = resumes
+        if reopened, let format = currentFormat.load() { events.append(.deviceReopened(format)) }
+        if underran { events.append(.underruns(total: underruns)) }
+        if resumed { toldInterrupted = false }
         let read = ring.samplesRead
         let heard = min(heardSample.load(ordering: .acquiring), read)
         let device = currentFormat.load()
