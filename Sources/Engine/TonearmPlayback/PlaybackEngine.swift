@@ -203,9 +203,10 @@ public struct DeviceStatus: Sendable {
 /// `setVolume`) and answers, through `upcoming`, what follows an item; the decoder thread asks
 /// it at the end of each file and goes straight on, so consecutive files are gapless. Pause,
 /// resume and volume act at the mixer, so they reach the speaker within the ALSA buffer, not
-/// after the read-ahead. The threads share only rings, atomics and the hand-offs of
-/// `HandOffs.swift`; the output thread takes no lock (`OutputThread.swift`). Each thread with
-/// nothing to do sleeps until a command or another thread gives it work.
+/// after the read-ahead. The threads share only rings, atomics, the hand-offs of
+/// `HandOffs.swift` and the output's events (`OutputEvents.swift`); the output thread takes no
+/// lock (`OutputThread.swift`). Each thread with nothing to do sleeps until a command or
+/// another thread gives it work.
 ///
 /// The engine announces what happened (`notify`, once for each batch) and the control plane
 /// collects it with `nextEvents(now:)`.
