@@ -177,7 +177,7 @@ let package = Package(
         .target(
             name: "TonearmLibrary",
             dependencies: [
-                "TonearmAudio", "TonearmDecoding", "TonearmJSON", "TonearmControlPlane", "TonearmSQLite", "TonearmSystem",
+                "TonearmAudio", "TonearmDecoding", "TonearmJSON", "TonearmControlPlane", "TonearmPlayer", "TonearmSQLite", "TonearmSystem",
                 .product(name: "SystemPackage", package: "swift-system"),
             ]
         ),

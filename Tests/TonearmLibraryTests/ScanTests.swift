@@ -26,10 +26,10 @@ final class ScanTests: XCTestCase {
                        ["c.flac", "e.flac", "a.flac", "d.flac", "Track 2.flac", "Track 10.flac", "b.flac", "x.FLAC", "z.flac"])
         XCTAssertEqual(result.skipped, [])
         let ten = try XCTUnwrap(result.tracks.first { $0.path.hasSuffix("/a.flac") })
-        XCTAssertEqual(ten.title, "Ten")
-        XCTAssertEqual(ten.discNumber, 1)
-        XCTAssertEqual(ten.trackNumber, 10)
-        XCTAssertEqual(try XCTUnwrap(ten.duration), 0.1, accuracy: 1e-9)
+        XCTAssertEqual(ten.metadata.title, "Ten")
+        XCTAssertEqual(ten.metadata.discNumber, 1)
+        XCTAssertEqual(ten.metadata.trackNumber, 10)
+        XCTAssertEqual(try XCTUnwrap(ten.metadata.duration), 0.1, accuracy: 1e-9)
         XCTAssertEqual(ten.path, canonical(album) + "/a.flac")
     }
 
@@ -142,7 +142,7 @@ final class ScanTests: XCTestCase {
         XCTAssertEqual(result.skipped, [])
         XCTAssertEqual(names(result.tracks), ["01.flac", "caf\u{10FFE9}.flac"])
         let latin = try XCTUnwrap(result.tracks.last)
-        XCTAssertEqual(latin.title, "Café")
+        XCTAssertEqual(latin.metadata.title, "Café")
         XCTAssertEqual(try FLACDecoder(path: latin.path).info.title, "Café")
     }
 

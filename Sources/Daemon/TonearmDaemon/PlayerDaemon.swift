@@ -411,16 +411,15 @@ public actor PlayerDaemon {
         }
     }
 
-    /// Core metadata for a scanned track; remembers where its artwork comes from.
+    /// A scanned track's metadata with its cover, whose source is remembered for the clients
+    /// that ask for the picture.
     func metadata(for track: LibraryTrack) -> TrackMetadata {
-        var artwork: Artwork?
+        var metadata = track.metadata
         if let source = track.artwork {
             artworkSources[source.id] = source
-            artwork = Artwork(id: source.id, mimeType: source.mimeType, width: source.width ?? 0,
-                              height: source.height ?? 0, byteCount: source.byteCount)
+            metadata.artwork = Artwork(id: source.id, mimeType: source.mimeType, width: source.width ?? 0,
+                                       height: source.height ?? 0, byteCount: source.byteCount)
         }
-        return TrackMetadata(title: track.title, artist: track.artist, album: track.album, albumArtist: track.albumArtist,
-                             trackNumber: track.trackNumber, discNumber: track.discNumber, genre: track.genre, duration: track.duration,
-                             artwork: artwork)
+        return metadata
     }
 }

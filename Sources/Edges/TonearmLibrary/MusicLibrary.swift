@@ -1,36 +1,23 @@
 import TonearmDecoding
+import TonearmPlayer
 
 #if canImport(Glibc)
 import Glibc
 #endif
 
-/// A playable audio file and what its tags say.
+/// A playable audio file: what its tags say, as the player and every client show an item
+/// (`TrackMetadata`), and where its cover comes from.
 public struct LibraryTrack: Sendable, Equatable {
     /// Canonical absolute path (no `..`, no symbolic links).
     public var path: String
-    public var title: String?
-    public var artist: String?
-    public var album: String?
-    public var albumArtist: String?
-    public var trackNumber: Int?
-    public var discNumber: Int?
-    public var genre: String?
-    /// Seconds; nil when STREAMINFO does not give the length.
-    public var duration: Double?
+    /// The tags; its `artwork` is set by whoever serves the cover (`artwork` below says where
+    /// it is). The duration is nil when the stream's header does not give the length.
+    public var metadata: TrackMetadata
     public var artwork: ArtworkSource?
 
-    public init(path: String, title: String? = nil, artist: String? = nil, album: String? = nil,
-                albumArtist: String? = nil, trackNumber: Int? = nil, discNumber: Int? = nil,
-                genre: String? = nil, duration: Double? = nil, artwork: ArtworkSource? = nil) {
+    public init(path: String, metadata: TrackMetadata = TrackMetadata(), artwork: ArtworkSource? = nil) {
         self.path = path
-        self.title = title
-        self.artist = artist
-        self.album = album
-        self.albumArtist = albumArtist
-        self.trackNumber = trackNumber
-        self.discNumber = discNumber
-        self.genre = genre
-        self.duration = duration
+        self.metadata = metadata
         self.artwork = artwork
     }
 }
@@ -291,8 +278,10 @@ struct LibraryScan {
             artwork = Artwork.embedded(path: path, pictures: info.pictures)
         }
         return LibraryTrack(
-            path: path, title: info.title, artist: info.artist, album: info.album, albumArtist: info.albumArtist,
-            trackNumber: info.trackNumber, discNumber: info.discNumber, genre: info.genre, duration: info.duration,
+            path: path,
+            metadata: TrackMetadata(title: info.title, artist: info.artist, album: info.album, albumArtist: info.albumArtist,
+                                    trackNumber: info.trackNumber, discNumber: info.discNumber, genre: info.genre,
+                                    duration: info.duration),
             artwork: artwork ?? coverFile(forTrackAt: path, directoryNames: directoryNames))
     }
 
@@ -312,9 +301,9 @@ struct LibraryScan {
 
     /// Disc, then track number (numbered first), then name.
     static func albumOrder(_ a: LibraryTrack, _ aName: String, _ b: LibraryTrack, _ bName: String) -> Bool {
-        let aDisc = a.discNumber ?? 1, bDisc = b.discNumber ?? 1
+        let aDisc = a.metadata.discNumber ?? 1, bDisc = b.metadata.discNumber ?? 1
         if aDisc != bDisc { return aDisc < bDisc }
-        switch (a.trackNumber, b.trackNumber) {
+        switch (a.metadata.trackNumber, b.metadata.trackNumber) {
         case let (x?, y?) where x != y: return x < y
         case (.some, nil): return true
         case (nil, .some): return false
