@@ -185,7 +185,8 @@ let package = Package(
         .executableTarget(
             name: "tonearm",
             dependencies: [
-                "TonearmPlayback", "TonearmDecoding", "TonearmALSA", "TonearmAudio", "TonearmJSON", "TonearmControl", "TonearmSystem",
+                "TonearmPlayback", "TonearmDecoding", "TonearmALSA", "TonearmAudio", "TonearmJSON", "TonearmControl", "TonearmControlPlane",
+                "TonearmPlayer", "TonearmSystem",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]
