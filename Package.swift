@@ -110,7 +110,7 @@ let package = Package(
         .target(
             name: "TonearmSerial",
             dependencies: [
-                "TonearmBoard", "TonearmControlPlane", "TonearmSystem",
+                "TonearmBoard", "TonearmControlPlane", "TonearmPlayer", "TonearmSystem",
                 .product(name: "SystemPackage", package: "swift-system"),
             ]
         ),
