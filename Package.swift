@@ -110,7 +110,7 @@ let package = Package(
         .target(
             name: "TonearmSerial",
             dependencies: [
-                "TonearmBoard", "TonearmControlPlane", "TonearmSystem",
+                "TonearmBoard", "TonearmControlPlane", "TonearmPlayer", "TonearmSystem",
                 .product(name: "SystemPackage", package: "swift-system"),
             ]
         ),
@@ -185,7 +185,8 @@ let package = Package(
         .executableTarget(
             name: "tonearm",
             dependencies: [
-                "TonearmPlayback", "TonearmDecoding", "TonearmALSA", "TonearmAudio", "TonearmJSON", "TonearmControl", "TonearmSystem",
+                "TonearmPlayback", "TonearmDecoding", "TonearmALSA", "TonearmAudio", "TonearmJSON", "TonearmControl", "TonearmControlPlane",
+                "TonearmPlayer", "TonearmSystem",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ]

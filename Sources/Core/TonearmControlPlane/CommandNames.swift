@@ -17,11 +17,8 @@ public enum CommandName: String, CaseIterable, Sendable {
     case ignitionOn, ignitionOff
 
     /// The short names of the control socket, each for a command of this vocabulary.
-    public static let aliases: [String: CommandName] = [
-        "toggle": .togglePlayPause, "next": .nextTrack, "previous": .previousTrack,
-        "seek": .changePlaybackPosition, "skip": .skipForward, "repeat": .changeRepeatMode, "shuffle": .changeShuffleMode,
-        "volume": .setVolume,
-    ]
+    public static let aliases: [String: CommandName] = Dictionary(
+        uniqueKeysWithValues: CommandAlias.allCases.map { ($0.rawValue, $0.command) })
 
     /// A name or an alias.
     public init?(named name: String) {
@@ -34,17 +31,52 @@ public enum CommandName: String, CaseIterable, Sendable {
     /// The remote command it is, if it is one.
     public var remote: RemoteCommand? { RemoteCommand(rawValue: rawValue) }
 
+    /// The key of the one argument the command takes, where a profile's or a display's word
+    /// goes; nil when it takes none.
+    public var argumentKey: ArgumentKey? {
+        switch self {
+        case .skipForward, .skipBackward: .interval
+        case .changePlaybackPosition: .position
+        case .seekForward, .seekBackward: .phase
+        case .changeRepeatMode: .mode
+        case .changeShuffleMode: .on
+        case .volumeUp, .volumeDown: .step
+        case .setVolume: .percent
+        case .play, .pause, .togglePlayPause, .stop, .nextTrack, .previousTrack,
+             .toggleMute, .muteOn, .muteOff, .ignitionOn, .ignitionOff: nil
+        }
+    }
+
     /// What the argument is, for usage messages; nil when it takes none.
     public var argument: String? {
+        switch argumentKey {
+        case .interval: "seconds, more than 0 (optional)"
+        case .position: "a position in seconds, 0 or more"
+        case .step: "a step in percent, 1 to 100 (optional)"
+        case .percent: "percent, 0 to 100"
+        case .phase: "\(ScanPhase.choices) (optional)"
+        case .mode: "\(RepeatMode.choices) (optional)"
+        case .on: "\(OnOff.choices) (optional)"
+        case .seconds, nil: nil
+        }
+    }
+}
+
+/// The control socket's short names of earlier versions, each for a command of the vocabulary;
+/// each keeps the arguments it has always required (`Command.parse(_:arguments:)`).
+public enum CommandAlias: String, CaseIterable, Sendable {
+    case toggle, next, previous, seek, skip, `repeat`, shuffle, volume
+
+    public var command: CommandName {
         switch self {
-        case .skipForward, .skipBackward: "seconds, more than 0 (optional)"
-        case .changePlaybackPosition: "a position in seconds, 0 or more"
-        case .volumeUp, .volumeDown: "a step in percent, 1 to 100 (optional)"
-        case .setVolume: "percent, 0 to 100"
-        case .seekForward, .seekBackward: "begin or end (optional)"
-        case .changeRepeatMode: "off, one or all (optional)"
-        case .changeShuffleMode: "on or off (optional)"
-        default: nil
+        case .toggle: .togglePlayPause
+        case .next: .nextTrack
+        case .previous: .previousTrack
+        case .seek: .changePlaybackPosition
+        case .skip: .skipForward
+        case .repeat: .changeRepeatMode
+        case .shuffle: .changeShuffleMode
+        case .volume: .setVolume
         }
     }
 }
@@ -59,58 +91,12 @@ extension Command {
         return parse(known, argument: argument)
     }
 
+    /// The word goes under the key the command takes (`CommandArguments(word:for:)`), and the
+    /// keyed parser checks it; a failure names the whole argument the command takes.
     public static func parse(_ name: CommandName, argument: String?) -> Result<Command, CommandFailure> {
-        func bad() -> Result<Command, CommandFailure> {
-            let what = name.argument.map { "takes \($0)" } ?? "takes no argument"
-            return .failure(CommandFailure(.badArgument, "\(name.rawValue) \(what), not '\(argument ?? "")'"))
-        }
-        let number = argument.flatMap { Double($0) }.flatMap { $0.isFinite ? $0 : nil }
-        switch name {
-        case .skipForward, .skipBackward:
-            guard let remote = name.remote else { return bad() }
-            if argument == nil { return .success(.remote(CommandRequest(remote))) }
-            guard let number, number > 0 else { return bad() }
-            return .success(.remote(CommandRequest(remote, interval: number)))
-        case .changePlaybackPosition:
-            guard let number, number >= 0 else { return bad() }
-            return .success(.remote(CommandRequest(.changePlaybackPosition, position: number)))
-        case .seekForward, .seekBackward:
-            guard let remote = name.remote else { return bad() }
-            if argument == nil { return .success(.remote(CommandRequest(remote, scanning: .begin))) }
-            guard let phase = argument.flatMap(ScanPhase.init(rawValue:)) else { return bad() }
-            return .success(.remote(CommandRequest(remote, scanning: phase)))
-        case .changeRepeatMode:
-            if argument == nil { return .success(.remote(CommandRequest(.changeRepeatMode))) }
-            guard let mode = argument.flatMap(RepeatMode.init(rawValue:)) else { return bad() }
-            return .success(.remote(CommandRequest(.changeRepeatMode, repeatMode: mode)))
-        case .changeShuffleMode:
-            if argument == nil { return .success(.remote(CommandRequest(.changeShuffleMode))) }
-            guard argument == "on" || argument == "off" else { return bad() }
-            return .success(.remote(CommandRequest(.changeShuffleMode, shuffle: argument == "on")))
-        case .volumeUp, .volumeDown:
-            let step = argument == nil ? 5 : number
-            guard let step, step > 0, step <= 100 else { return bad() }
-            return .success(.volume(.step(name == .volumeUp ? step : -step)))
-        case .setVolume:
-            guard let number, (0...100).contains(number) else { return bad() }
-            return .success(.volume(.set(number)))
-        case .toggleMute, .muteOn, .muteOff, .ignitionOn, .ignitionOff:
-            guard argument == nil else { return bad() }
-            return .success(simple(name))
-        case .play, .pause, .togglePlayPause, .stop, .nextTrack, .previousTrack:
-            guard argument == nil, let remote = name.remote else { return bad() }
-            return .success(.remote(CommandRequest(remote)))
-        }
-    }
-
-    private static func simple(_ name: CommandName) -> Command {
-        switch name {
-        case .toggleMute: .mute(.toggle)
-        case .muteOn: .mute(.on)
-        case .muteOff: .mute(.off)
-        case .ignitionOn: .ignition(on: true)
-        default: .ignition(on: false)
-        }
+        let refusal = CommandFailure(.badArgument, "\(name.rawValue) takes \(name.argument ?? "no argument"), not '\(argument ?? "")'")
+        guard let arguments = CommandArguments(word: argument, for: name) else { return .failure(refusal) }
+        return parse(name, arguments: arguments).mapError { _ in refusal }
     }
 
     /// The name a command goes by, for logs and for showing which commands are enabled.

@@ -19,7 +19,7 @@ public enum CommandStatus: String, Sendable {
 }
 
 /// Press and release of a scanning command.
-public enum ScanPhase: String, Sendable {
+public enum ScanPhase: String, Sendable, CaseIterable {
     case begin, end
 }
 

@@ -158,10 +158,10 @@
 /// display use, each answered `{"status":S}` with S one of `success`, `disabled`,
 /// `noSuchContent`, `noActionableNowPlayingItem`, `commandFailed`: `play`, `pause`,
 /// `togglePlayPause`, `stop`, `nextTrack`, `previousTrack`, `skipForward` and `skipBackward`
-/// `{"interval":SECONDS}` (optional), `seekForward` and `seekBackward` `{"phase":"begin"|"end"}`,
-/// `changePlaybackPosition` `{"position":SECONDS}`, `changeRepeatMode` `{"mode":"off"|"one"|"all"}`
-/// and `changeShuffleMode` `{"on":BOOL}` (without them, repeat steps off → all → one and shuffle
-/// toggles, as a button does); and the board's own: `setVolume` `{"percent":0…100}` (answers
+/// `{"interval":SECONDS}` (optional, more than 0), `seekForward` and `seekBackward`
+/// `{"phase":"begin"|"end"}`, `changePlaybackPosition` `{"position":SECONDS}` (0 or more),
+/// `changeRepeatMode` `{"mode":"off"|"one"|"all"}` and `changeShuffleMode` `{"on":BOOL}` (without
+/// them, repeat steps off → all → one and shuffle toggles, as a button does); and the board's own: `setVolume` `{"percent":0…100}` (answers
 /// `queueCount` too), `volumeUp` and `volumeDown` `{"step":PERCENT}` (5 unless given),
 /// `toggleMute`, `muteOn`, `muteOff`, `ignitionOn`, `ignitionOff`. The short names of earlier
 /// versions stay as aliases, with the arguments they always took: `toggle`, `next`, `previous`,

@@ -62,7 +62,7 @@ enum SocketRequest {
         case "single":
             let value = try request.string("mode")
             guard let mode = SingleMode(rawValue: value) else {
-                throw ArgumentError(key: "mode", description: "'mode' must be off, on or oneshot")
+                throw ArgumentError(key: "mode", description: "'mode' must be \(SingleMode.choices)")
             }
             return .command(.playerMode(.single(mode)), answer: .status)
         case "output":
@@ -72,7 +72,7 @@ enum SocketRequest {
         case "replayGain":
             let mode = try request.optionalString("mode").map { (value: String) throws(ArgumentError) -> ReplayGainMode in
                 guard let mode = ReplayGainMode(rawValue: value) else {
-                    throw ArgumentError(key: "mode", description: "'mode' must be off, track, album or auto")
+                    throw ArgumentError(key: "mode", description: "'mode' must be \(ReplayGainMode.choices)")
                 }
                 return mode
             }
@@ -85,58 +85,22 @@ enum SocketRequest {
             guard let known = CommandName(named: name) else {
                 throw ArgumentError(key: "name", description: "unknown remote command '\(name)' (one of \(CommandName.names.joined(separator: ", ")))")
             }
-            return .command(try command(known, request, strict: false), answer: known == .setVolume ? .queue : .status)
+            return try vocabulary(Command.parse(known, arguments: CommandArguments(request)))
         default:
-            if let known = CommandName(named: request.command) {
-                // An alias keeps the arguments it has always required.
-                let strict = CommandName(rawValue: request.command) == nil
-                return .command(try command(known, request, strict: strict), answer: known == .setVolume ? .queue : .status)
+            // A name of the vocabulary, or an alias with the arguments it has always required.
+            if let parsed = Command.parse(named: request.command, arguments: CommandArguments(request)) {
+                return try vocabulary(parsed)
             }
             if let session = try sessionCommand(request) { return .command(.session(session), answer: .session) }
             return nil
         }
     }
 
-    /// A command of the vocabulary with its arguments from the request: `interval`,
-    /// `position`, `mode`, `on`, `phase`, `percent`, `step`; `skip` takes `seconds` (±).
-    private static func command(_ name: CommandName, _ request: ControlRequest, strict: Bool) throws(ArgumentError) -> Command {
-        switch name {
-        case .setVolume:
-            let percent = try request.double("percent")
-            guard (0...100).contains(percent) else {
-                throw ArgumentError(key: "percent", description: "'percent' must be between 0 and 100")
-            }
-            return .volume(.set(percent))
-        case .volumeUp, .volumeDown:
-            let step = try request.optionalDouble("step") ?? 5
-            guard step > 0 && step <= 100 else { throw ArgumentError(key: "step", description: "'step' must be more than 0 and at most 100") }
-            return .volume(.step(name == .volumeUp ? step : -step))
-        case .toggleMute: return .mute(.toggle)
-        case .muteOn: return .mute(.on)
-        case .muteOff: return .mute(.off)
-        case .ignitionOn: return .ignition(on: true)
-        case .ignitionOff: return .ignition(on: false)
-        default: break
-        }
-        guard let remote = name.remote else { throw ArgumentError(key: "name", description: "'\(name.rawValue)' is not a remote command") }
-        if request.command == "skip" {
-            let seconds = try request.double("seconds")
-            return .remote(CommandRequest(seconds < 0 ? .skipBackward : .skipForward, interval: abs(seconds)))
-        }
-        var modeValue = try request.optionalString("mode")
-        if strict && remote == .changeRepeatMode { modeValue = try request.string("mode") }
-        let mode = try modeValue.map { (value: String) throws(ArgumentError) -> RepeatMode in
-            guard let mode = RepeatMode(rawValue: value) else { throw ArgumentError(key: "mode", description: "'mode' must be off, one or all") }
-            return mode
-        }
-        let on = strict && remote == .changeShuffleMode ? try request.bool("on") : try request.optionalBool("on")
-        let position = remote == .changePlaybackPosition ? try request.double("position") : try request.optionalDouble("position")
-        let phase = try request.optionalString("phase").map { (value: String) throws(ArgumentError) -> ScanPhase in
-            guard let phase = ScanPhase(rawValue: value) else { throw ArgumentError(key: "phase", description: "'phase' must be begin or end") }
-            return phase
-        }
-        return .remote(CommandRequest(remote, interval: try request.optionalDouble("interval"), position: position,
-                                      repeatMode: mode, shuffle: on, scanning: phase))
+    /// A command of the vocabulary as the one parser read it, answered with its status
+    /// (`setVolume` with the queue's count too).
+    private static func vocabulary(_ parsed: Result<Command, ArgumentFailure>) throws(ArgumentError) -> SocketRequest {
+        let command = try parsed.mapError(ArgumentError.init).get()
+        return .command(command, answer: command.name == .setVolume ? .queue : .status)
     }
 
     // MARK: Sessions
@@ -213,5 +177,28 @@ enum SocketRequest {
             throw ArgumentError(key: "format", description: "'format' must be {\"rate\":HZ,\"channels\":N,\"bits\":16|24|32} (signed little-endian, interleaved)")
         }
         return StreamFormat(sampleRate: rate, channels: channels, bitsPerSample: bits)
+    }
+}
+
+extension CommandArguments {
+    /// The request's arguments under the keys commands take, as the JSON has them.
+    init(_ request: ControlRequest) {
+        self.init()
+        for key in ArgumentKey.allCases {
+            self[key] = switch request[key.rawValue] {
+            case nil, .null?: nil
+            case .bool(let on)?: .bool(on)
+            case .int(let number)?: .number(Double(number))
+            case .double(let number)?: .number(number)
+            case .string(let text)?: .string(text)
+            case .array?, .object?: .other
+            }
+        }
+    }
+}
+
+extension ArgumentError {
+    init(_ failure: ArgumentFailure) {
+        self.init(key: failure.key.rawValue, description: failure.description)
     }
 }

@@ -1,4 +1,5 @@
 import TonearmControlPlane
+import TonearmPlayer
 
 /// The `line` protocol (see `LineProtocol`): text lines for a display on a microcontroller.
 public struct LineProtocolDriver: SerialDisplayDriver {
@@ -151,7 +152,7 @@ public struct LineProtocolDriver: SerialDisplayDriver {
         guard arguments.count <= 1, !(isScan && argument == nil), argument.map({ !takesNumber(name) || isNumber($0) }) ?? true,
               case .success(let command) = Command.parse(name, argument: argument)
         else {
-            let takes = isScan ? "begin or end" : name.argument ?? "no argument"
+            let takes = isScan ? ScanPhase.choices : name.argument ?? "no argument"
             return error(.badArgument, "\(name.rawValue) takes \(takes)")
         }
         return .command(command)

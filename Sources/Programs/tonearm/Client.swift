@@ -1,6 +1,9 @@
 import ArgumentParser
+import TonearmAudio
 import TonearmControl
+import TonearmControlPlane
 import TonearmJSON
+import TonearmPlayer
 
 #if canImport(Glibc)
 import Glibc
@@ -223,53 +226,49 @@ struct Skip: ParsableCommand {
 }
 
 struct Repeat: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Set repeat: off, one or all.")
+    static let configuration = CommandConfiguration(abstract: "Set repeat: \(RepeatMode.choices).")
     @OptionGroup var connection: Connection
-    @Argument(help: "off, one or all") var mode: String
+    @Argument(help: ArgumentHelp(RepeatMode.choices)) var mode: String
 
-    func validate() throws {
-        guard ["off", "one", "all"].contains(mode) else { throw ValidationError("MODE must be off, one or all") }
-    }
+    func validate() throws { _ = try choice(mode, RepeatMode.self) }
 
     func run() throws { try connection.transport("changeRepeatMode", [("mode", .string(mode))], said: "repeat") }
 }
 
 struct Shuffle: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Turn shuffle on or off.")
+    static let configuration = CommandConfiguration(abstract: "Turn shuffle \(OnOff.choices).")
     @OptionGroup var connection: Connection
-    @Argument(help: "on or off") var setting: OnOff
+    @Argument(help: ArgumentHelp(OnOff.choices)) var setting: OnOff
 
     func run() throws { try connection.transport("changeShuffleMode", [("on", .bool(setting == .on))], said: "shuffle") }
 }
 
 struct Single: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Stop after the current track: on, off or oneshot.",
+        abstract: "Stop after the current track: \(SingleMode.choices).",
         discussion: "With repeat on, the track plays again instead. oneshot does it once, then single turns itself off.")
     @OptionGroup var connection: Connection
-    @Argument(help: "on, off or oneshot") var mode: String
+    @Argument(help: ArgumentHelp(SingleMode.choices)) var mode: String
 
-    func validate() throws {
-        guard ["on", "off", "oneshot"].contains(mode) else { throw ValidationError("MODE must be on, off or oneshot") }
-    }
+    func validate() throws { _ = try choice(mode, SingleMode.self) }
 
     func run() throws { try connection.transport("single", [("mode", .string(mode))], said: "single") }
 }
 
 struct Consume: ParsableCommand {
-    static let configuration = CommandConfiguration(abstract: "Remove each track from the queue once it has played: on or off.")
+    static let configuration = CommandConfiguration(abstract: "Remove each track from the queue once it has played: \(OnOff.choices).")
     @OptionGroup var connection: Connection
-    @Argument(help: "on or off") var setting: OnOff
+    @Argument(help: ArgumentHelp(OnOff.choices)) var setting: OnOff
 
     func run() throws { try connection.transport("consume", [("on", .bool(setting == .on))], said: "consume") }
 }
 
 struct Output: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Turn the output on or off.",
+        abstract: "Turn the output \(OnOff.choices).",
         discussion: "off closes the ALSA device, so another program may use it; nothing is heard and the position holds until it is on again. Kept across restarts.")
     @OptionGroup var connection: Connection
-    @Argument(help: "on or off") var setting: OnOff
+    @Argument(help: ArgumentHelp(OnOff.choices)) var setting: OnOff
 
     func run() throws { try connection.transport("output", [("on", .bool(setting == .on))], said: "output") }
 }
@@ -277,7 +276,7 @@ struct Output: ParsableCommand {
 struct ReplayGainCommand: ParsableCommand {
     static let configuration = CommandConfiguration(
         commandName: "replaygain",
-        abstract: "Show or set ReplayGain: off, track, album or auto.",
+        abstract: "Show or set ReplayGain: \(ReplayGainMode.choices).",
         discussion: """
             off plays every file bit-perfect. track and album play each file at the loudness its \
             REPLAYGAIN_* tags ask for, limited by the stored peak so nothing clips; auto takes the \
@@ -285,14 +284,12 @@ struct ReplayGainCommand: ParsableCommand {
             arguments, prints the mode and pre-amps. The setting is kept across restarts.
             """)
     @OptionGroup var connection: Connection
-    @Argument(help: "off, track, album or auto") var mode: String?
+    @Argument(help: ArgumentHelp(ReplayGainMode.choices)) var mode: String?
     @Option(parsing: .unconditional, help: ArgumentHelp("dB added to every file's gain (-15…15).", valueName: "dB")) var preamp: Double?
     @Option(parsing: .unconditional, help: ArgumentHelp("dB for files without ReplayGain tags (-15…15).", valueName: "dB")) var missingPreamp: Double?
 
     func validate() throws {
-        if let mode, !["off", "track", "album", "auto"].contains(mode) {
-            throw ValidationError("MODE must be off, track, album or auto")
-        }
+        if let mode { _ = try choice(mode, ReplayGainMode.self) }
         for (name, value) in [("--preamp", preamp), ("--missing-preamp", missingPreamp)] {
             if let value, !(-15...15).contains(value) { throw ValidationError("\(name) must be between -15 and 15 dB") }
         }
@@ -416,6 +413,10 @@ func monotonicNow() -> Double {
 func fflushStdout() { fflush(nil) }
 
 /// A switch's two positions, as the commands that turn something on or off take them.
-enum OnOff: String, CaseIterable, ExpressibleByArgument {
-    case on, off
+extension OnOff: ExpressibleByArgument {}
+
+/// `word` as a case of `Mode`, or a usage error that lists the cases ("MODE must be off, one or all").
+func choice<Mode: CaseIterable & RawRepresentable<String>>(_ word: String, _: Mode.Type) throws -> Mode {
+    guard let mode = Mode(rawValue: word) else { throw ValidationError("MODE must be \(Mode.choices)") }
+    return mode
 }

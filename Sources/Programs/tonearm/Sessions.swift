@@ -1,5 +1,6 @@
 import ArgumentParser
 import TonearmControl
+import TonearmControlPlane
 import TonearmJSON
 
 #if canImport(Glibc)
@@ -46,10 +47,10 @@ struct Sessions: ParsableCommand {
 
 struct Mute: ParsableCommand {
     static let configuration = CommandConfiguration(
-        abstract: "Turn the mute input on or off.",
+        abstract: "Turn the mute input \(OnOff.choices).",
         discussion: "Like a phone's silent switch: on silences sessions in categories ambient and soloAmbient; playback, playAndRecord and the rest ignore it.")
     @OptionGroup var connection: Connection
-    @Argument(help: "on or off") var setting: OnOff
+    @Argument(help: ArgumentHelp(OnOff.choices)) var setting: OnOff
 
     func run() throws { try connection.send("mute", [("on", .bool(setting == .on))]) }
 }
