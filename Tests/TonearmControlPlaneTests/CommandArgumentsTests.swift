@@ -24,7 +24,7 @@ final class CommandArgumentsTests: XCTestCase {
         var good: [(Given, Command)]
         /// Refused either way; the keyed form says which problem it is (nil: the word form only,
         /// as the keyed form does not look at keys a command does not take).
-        var bad: [(Given, ArgumentFailure.Problem?)]
+        var bad: [(Given, ArgumentProblem.Problem?)]
     }
 
     private func remote(_ command: RemoteCommand, interval: Double? = nil, position: Double? = nil, repeatMode: RepeatMode? = nil,
@@ -156,8 +156,8 @@ final class CommandArgumentsTests: XCTestCase {
                 XCTAssertEqual(failure(Command.parse(name, argument: given.word))?.code, .badArgument, what)
                 guard let problem else { continue }
                 let refusal = failure(Command.parse(name, arguments: keyed(name, given)))
-                XCTAssertEqual(refusal?.key, name.argumentKey, what)
-                XCTAssertEqual(refusal?.problem, problem, what)
+                XCTAssertEqual(refusal?.argument?.key, name.argumentKey, what)
+                XCTAssertEqual(refusal?.argument?.problem, problem, what)
             }
         }
     }
@@ -238,7 +238,7 @@ final class CommandArgumentsTests: XCTestCase {
     func testARequestNamesACommandByNameOrAlias() {
         XCTAssertEqual(try Command.parse(named: "nextTrack", arguments: [:])?.get(), remote(.nextTrack))
         XCTAssertEqual(try Command.parse(named: "next", arguments: [:])?.get(), remote(.nextTrack))
-        XCTAssertEqual(failure(Command.parse(named: "repeat", arguments: [:]))?.key, .mode, "the alias is strict")
+        XCTAssertEqual(failure(Command.parse(named: "repeat", arguments: [:]))?.argument?.key, .mode, "the alias is strict")
         XCTAssertEqual(try Command.parse(named: "changeRepeatMode", arguments: [:])?.get(), remote(.changeRepeatMode))
         XCTAssertNil(Command.parse(named: "fly", arguments: [:]))
         XCTAssertNil(Command.parse(named: "Next", arguments: [:]))

@@ -219,6 +219,8 @@ public struct CommandFailure: Error, Sendable, Equatable, CustomStringConvertibl
 
     public var code: Code
     public var message: String
+    /// Which argument was bad and how, when the command parser found it (`Command.parse`).
+    public var argument: ArgumentProblem?
 
     public init(_ code: Code, _ message: String) {
         self.code = code

@@ -66,8 +66,9 @@ public struct CommandArguments: Sendable, Equatable, ExpressibleByDictionaryLite
 
 /// An argument a command cannot take: missing where it is required, of another kind, or out of
 /// range. The description is the keyed form's message ("'percent' must be between 0 and 100");
-/// the word form names the whole argument instead (`CommandName.argument`).
-public struct ArgumentFailure: Error, Sendable, Equatable, CustomStringConvertible {
+/// the word form names the whole argument instead (`CommandName.argument`). It reaches the
+/// caller as a `CommandFailure` (`badArgument`) that carries it.
+public struct ArgumentProblem: Sendable, Equatable, CustomStringConvertible {
     public enum Problem: Sendable, Equatable {
         case missing, wrongKind, outOfRange
     }
@@ -86,6 +87,14 @@ public struct ArgumentFailure: Error, Sendable, Equatable, CustomStringConvertib
 
     public var description: String {
         problem == .missing ? "'\(key.rawValue)' is required (\(expected))" : "'\(key.rawValue)' must be \(expected)"
+    }
+}
+
+extension CommandFailure {
+    /// A bad argument, saying which.
+    public init(_ argument: ArgumentProblem) {
+        self.init(.badArgument, argument.description)
+        self.argument = argument
     }
 }
 
@@ -110,8 +119,8 @@ extension Command {
     /// The command `name` with its arguments by key, or the first argument that is wrong: the
     /// one place the arguments of the vocabulary's commands are checked. A key the command does
     /// not take is not looked at.
-    public static func parse(_ name: CommandName, arguments: CommandArguments) -> Result<Command, ArgumentFailure> {
-        do throws(ArgumentFailure) {
+    public static func parse(_ name: CommandName, arguments: CommandArguments) -> Result<Command, CommandFailure> {
+        do throws(CommandFailure) {
             return .success(try command(name, arguments))
         } catch {
             return .failure(error)
@@ -121,8 +130,8 @@ extension Command {
     /// A command by one of the control socket's aliases, which keeps the arguments it has always
     /// required: `seek` a `position`, `volume` a `percent`, `repeat` a `mode`, `shuffle` an `on`;
     /// `skip` takes `seconds`, below 0 to skip backward.
-    public static func parse(_ alias: CommandAlias, arguments: CommandArguments) -> Result<Command, ArgumentFailure> {
-        do throws(ArgumentFailure) {
+    public static func parse(_ alias: CommandAlias, arguments: CommandArguments) -> Result<Command, CommandFailure> {
+        do throws(CommandFailure) {
             switch alias {
             case .skip:
                 let seconds = try arguments.required(.seconds, arguments.number(.seconds, "a number other than 0") { $0 != 0 })
@@ -141,13 +150,13 @@ extension Command {
     }
 
     /// A command by its name or an alias, as a keyed request names it; nil when it is neither.
-    public static func parse(named name: String, arguments: CommandArguments) -> Result<Command, ArgumentFailure>? {
+    public static func parse(named name: String, arguments: CommandArguments) -> Result<Command, CommandFailure>? {
         if let known = CommandName(rawValue: name) { return parse(known, arguments: arguments) }
         if let alias = CommandAlias(rawValue: name) { return parse(alias, arguments: arguments) }
         return nil
     }
 
-    private static func command(_ name: CommandName, _ arguments: CommandArguments) throws(ArgumentFailure) -> Command {
+    private static func command(_ name: CommandName, _ arguments: CommandArguments) throws(CommandFailure) -> Command {
         if let remote = name.remote { return .remote(try request(remote, arguments)) }
         switch name {
         case .volumeUp, .volumeDown:
@@ -164,7 +173,7 @@ extension Command {
         }
     }
 
-    private static func request(_ remote: RemoteCommand, _ arguments: CommandArguments) throws(ArgumentFailure) -> CommandRequest {
+    private static func request(_ remote: RemoteCommand, _ arguments: CommandArguments) throws(CommandFailure) -> CommandRequest {
         var request = CommandRequest(remote)
         switch remote {
         case .play, .pause, .togglePlayPause, .stop, .nextTrack, .previousTrack:
@@ -184,6 +193,12 @@ extension Command {
     }
 }
 
+extension CommandFailure {
+    fileprivate static func argument(_ key: ArgumentKey, _ problem: ArgumentProblem.Problem, _ expected: String) -> CommandFailure {
+        CommandFailure(ArgumentProblem(key, problem, expected))
+    }
+}
+
 /// What a key holds, as its messages name it.
 private enum ArgumentKind {
     static let number = "a number"
@@ -193,53 +208,53 @@ private enum ArgumentKind {
 
 extension CommandArguments {
     /// The number under `key`, nil when there is none; it must be finite and `valid`.
-    fileprivate func number(_ key: ArgumentKey, _ range: String, _ valid: (Double) -> Bool) throws(ArgumentFailure) -> Double? {
+    fileprivate func number(_ key: ArgumentKey, _ range: String, _ valid: (Double) -> Bool) throws(CommandFailure) -> Double? {
         let value: Double
         switch self[key] {
         case nil: return nil
         case .number(let number): value = number
         case .word(let word):
-            guard let number = Double(word) else { throw ArgumentFailure(key, .wrongKind, ArgumentKind.number) }
+            guard let number = Double(word) else { throw CommandFailure.argument(key, .wrongKind, ArgumentKind.number) }
             value = number
-        case .string, .bool, .other: throw ArgumentFailure(key, .wrongKind, ArgumentKind.number)
+        case .string, .bool, .other: throw CommandFailure.argument(key, .wrongKind, ArgumentKind.number)
         }
-        guard value.isFinite, valid(value) else { throw ArgumentFailure(key, .outOfRange, range) }
+        guard value.isFinite, valid(value) else { throw CommandFailure.argument(key, .outOfRange, range) }
         return value
     }
 
     /// The case of `Choice` named under `key`, nil when there is none.
     fileprivate func choice<Choice: CaseIterable & RawRepresentable<String>>(
         _ key: ArgumentKey, _: Choice.Type
-    ) throws(ArgumentFailure) -> Choice? {
+    ) throws(CommandFailure) -> Choice? {
         switch self[key] {
         case nil: return nil
         case .string(let name), .word(let name):
-            guard let choice = Choice(rawValue: name) else { throw ArgumentFailure(key, .outOfRange, Choice.choices) }
+            guard let choice = Choice(rawValue: name) else { throw CommandFailure.argument(key, .outOfRange, Choice.choices) }
             return choice
-        case .number, .bool, .other: throw ArgumentFailure(key, .wrongKind, ArgumentKind.string)
+        case .number, .bool, .other: throw CommandFailure.argument(key, .wrongKind, ArgumentKind.string)
         }
     }
 
     /// The flag under `key` (a word says on or off), nil when there is none.
-    fileprivate func flag(_ key: ArgumentKey) throws(ArgumentFailure) -> Bool? {
+    fileprivate func flag(_ key: ArgumentKey) throws(CommandFailure) -> Bool? {
         switch self[key] {
         case nil: return nil
         case .bool(let on): return on
         case .word(let word):
-            guard let position = OnOff(rawValue: word) else { throw ArgumentFailure(key, .outOfRange, OnOff.choices) }
+            guard let position = OnOff(rawValue: word) else { throw CommandFailure.argument(key, .outOfRange, OnOff.choices) }
             return position.isOn
-        case .number, .string, .other: throw ArgumentFailure(key, .wrongKind, ArgumentKind.flag)
+        case .number, .string, .other: throw CommandFailure.argument(key, .wrongKind, ArgumentKind.flag)
         }
     }
 
     /// `value`, which must be there.
-    fileprivate func required(_ key: ArgumentKey, _ value: Double?) throws(ArgumentFailure) -> Double {
-        guard let value else { throw ArgumentFailure(key, .missing, ArgumentKind.number) }
+    fileprivate func required(_ key: ArgumentKey, _ value: Double?) throws(CommandFailure) -> Double {
+        guard let value else { throw CommandFailure.argument(key, .missing, ArgumentKind.number) }
         return value
     }
 
-    fileprivate func required(_ key: ArgumentKey, _ value: ArgumentValue?, kind: String) throws(ArgumentFailure) -> ArgumentValue {
-        guard let value else { throw ArgumentFailure(key, .missing, kind) }
+    fileprivate func required(_ key: ArgumentKey, _ value: ArgumentValue?, kind: String) throws(CommandFailure) -> ArgumentValue {
+        guard let value else { throw CommandFailure.argument(key, .missing, kind) }
         return value
     }
 }

@@ -96,7 +96,11 @@ extension Command {
     public static func parse(_ name: CommandName, argument: String?) -> Result<Command, CommandFailure> {
         let refusal = CommandFailure(.badArgument, "\(name.rawValue) takes \(name.argument ?? "no argument"), not '\(argument ?? "")'")
         guard let arguments = CommandArguments(word: argument, for: name) else { return .failure(refusal) }
-        return parse(name, arguments: arguments).mapError { _ in refusal }
+        return parse(name, arguments: arguments).mapError { failure in
+            var named = refusal
+            named.argument = failure.argument
+            return named
+        }
     }
 
     /// The name a command goes by, for logs and for showing which commands are enabled.

@@ -98,7 +98,7 @@ enum SocketRequest {
 
     /// A command of the vocabulary as the one parser read it, answered with its status
     /// (`setVolume` with the queue's count too).
-    private static func vocabulary(_ parsed: Result<Command, ArgumentFailure>) throws(ArgumentError) -> SocketRequest {
+    private static func vocabulary(_ parsed: Result<Command, CommandFailure>) throws(ArgumentError) -> SocketRequest {
         let command = try parsed.mapError(ArgumentError.init).get()
         return .command(command, answer: command.name == .setVolume ? .queue : .status)
     }
@@ -198,7 +198,7 @@ extension CommandArguments {
 }
 
 extension ArgumentError {
-    init(_ failure: ArgumentFailure) {
-        self.init(key: failure.key.rawValue, description: failure.description)
+    init(_ failure: CommandFailure) {
+        self.init(key: failure.argument?.key.rawValue ?? "name", description: failure.message)
     }
 }
