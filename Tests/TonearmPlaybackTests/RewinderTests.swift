@@ -390,7 +390,7 @@ final class RewinderTests: XCTestCase {
         XCTAssertTrue(rewinder.rehearsalDue(writtenSinceStart: 4096, format), "a device opened again")
     }
 
-    func testARehearsalWhileNotHeardTakesNothingBackButCounts() {
+    func testARehearsalWhileNotHeardTakesNothingBackAndIsNotRepeated() {
         var rewinder = opened()
         write(4096, &rewinder)
         device.rewindable = 4096

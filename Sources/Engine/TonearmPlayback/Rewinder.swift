@@ -15,9 +15,9 @@ import TonearmAudio
 /// The output thread owns it and keeps what is the loop's: what the device holds, whether it
 /// is heard and paced, and the counts of frames written; it passes them in. The arithmetic
 /// (`takeBackFloor`, `rendersAgain`, `nextRefill`, `seekAudioReady`, `seekWait`) is apart from
-/// the calls on the device and the mixer (`takeBack`). Nothing here allocates, locks or logs;
-/// what runs on the render path (`wrote`, `devicePlayed`, `refill`) is arithmetic and the
-/// mixer's letting go of its history.
+/// the calls on the device and the mixer (`takeBack`). Nothing here locks or logs, and nothing
+/// allocates but `opened` (the mixer's history); what runs on the render path (`wrote`,
+/// `devicePlayed`, `refill`) is arithmetic and the mixer's letting go of its history.
 struct Rewinder {
     let mixer: Mixer
     /// What a take-back leaves the device to play (`rewindGuardMilliseconds`).
