@@ -7,15 +7,18 @@ import TonearmSystem
 ///
 /// It owns the device. Each turn of its loop takes the cuts the producers published, opens the
 /// device when something wants it, decides what the next period holds — the player, sessions'
-/// streams, or nothing, and then it sleeps until something may play — and renders and writes a
-/// period. Between the marked lines it makes no allocation, takes no lock and makes no system
-/// call but the PCM's wait and write, and the read that takes its doorbell's wake-up.
+/// streams, or nothing, and then it sleeps until something may play — takes back what the
+/// device holds when the mix has changed since it was rendered, and renders and writes a
+/// period; then it publishes what the device holds and settles what the write left to do.
+/// Between the marked lines it makes no allocation, takes no lock and makes no system call but
+/// the PCM's wait and write, and the read that takes its doorbell's wake-up.
 ///
 /// On a device that can rewind (`bufferMilliseconds`), a change to the mix — a gain target, a
-/// stream that starts, a seek — wakes it from its wait on the device: it takes back what the
-/// device has not played beyond the guard, moves the mixer back to where it rendered that from
-/// (`Mixer.rewind`), and renders it again. The buffer can then be large, and the thread wakes a
-/// few times a second, while a command is still heard within the guard.
+/// stream that starts, a seek — wakes it from its wait on the device. Between two periods its
+/// `Rewinder` takes back what the device has not played beyond the guard and moves the mixer
+/// back to where it rendered that from (`Mixer.rewind`); the loop renders it again. The buffer
+/// can then be large, and the thread wakes a few times a second, while a command is still
+/// heard within the guard.
 ///
 /// It takes no lock anywhere. What it is told comes through the rings, atomics and its doorbell;
 /// what happens to it goes out as events, in order (`OutputEventQueue`), its state through
@@ -33,25 +36,12 @@ struct OutputThread {
     private var period: Period
     private var mix = Mix.silent
     private var hearing = Hearing.heard
+    /// What the device has not played, taken back when the mix changes.
+    private var rewinder: Rewinder
     /// Frames in the device buffer still to play, as of the last write.
     private var deviceFill = 0
     /// Frames written since the device last started (opened, or recovered from an underrun).
     private var writtenSinceStart = 0
-    /// Where the device's write position is, on the mixer's clock (`Mixer.renderedFrames`).
-    private var deviceEnd = 0
-    /// Whether the device takes back what it has not played, and the mixer keeps a history.
-    private var rewinds = false
-    /// The mix changes (`mixGeneration`) taken so far.
-    private var mixSeen = 0
-    /// A seek or skip was taken on a device that rewinds: once the new audio is there, what the
-    /// device has of the old beyond the guard is taken back.
-    private var cutWaiting = false
-    /// After a rewind the device holds little: the periods that follow are short, written
-    /// before it reaches them, each twice the one before until a whole period (0: none), so
-    /// that a slow render never finds it dry.
-    private var refillFrames = 0
-    /// Whether the device opened last has had its rehearsal (`rehearse`).
-    private var rehearsed = false
     /// Whether the device plays faster than real time (`null`, a file): started, it has taken
     /// everything written by the time there is room again, and no underrun was reported.
     private var unpaced = false
@@ -134,6 +124,7 @@ struct OutputThread {
         self.engine = engine
         ring = engine.ring
         mixer = engine.mixer
+        rewinder = Rewinder(mixer: engine.mixer, guardMilliseconds: engine.options.rewindGuardMilliseconds)
         let bytes = engine.options.periodFrames * 8 * 4
         period = Period(buffer: .allocate(byteCount: bytes, alignment: 16), bytes: bytes)
     }
@@ -154,8 +145,10 @@ struct OutputThread {
             }
             if openDeviceIfWanted() { continue }
             guard let (device, format) = nextPeriod() else { continue }
+            // What the device holds is rendered again when the mix has changed since.
             takeMixChange(device, format)
-            if cutWaiting {
+            if rewinder.cutWaiting {
+                // A seek's old audio plays on until its new audio is there to take its place.
                 awaitSeekAudio(device, format)
                 continue
             }
@@ -189,140 +182,14 @@ struct OutputThread {
             }
             deviceFill = max(0, format.bufferFrames - device.availableFrames)
             unpaced = deviceFill == 0 && writtenSinceStart >= format.bufferFrames
-            // What the device has played is never rendered again.
-            if rewinds { mixer.releaseHistory(before: deviceEnd - deviceFill) }
-            var frames = periodLength(format)
-            if refillFrames > 0 {
-                frames = min(frames, refillFrames)
-                refillFrames = 2 * refillFrames < format.periodFrames ? 2 * refillFrames : 0
-            }
+            rewinder.devicePlayed(holding: deviceFill)
+            let frames = rewinder.refill(periodLength(format), format)
             period.pending = mixer.render(into: period.buffer, frames: frames)
             period.offset = 0
             if period.pending == 0 { return nil }
         }
         return device.write(period.buffer + period.offset * format.bytesPerFrame, count: period.pending,
                             timeoutMilliseconds: timeout)
-    }
-
-    /// A change to the mix since the last period (or a seek's new audio): rewinds, between two
-    /// periods.
-    private mutating func takeMixChange(_ device: any OutputDevice, _ format: DeviceFormat) {
-        guard rewinds, period.pending == 0 else { return }
-        if !rehearsed && writtenSinceStart >= format.bufferFrames {
-            rehearse(device, format)
-        }
-        let generation = engine.mixGeneration.load(ordering: .acquiring)
-        guard generation != mixSeen || cutWaiting else { return }
-        mixSeen = generation
-        rewind(device, format)
-    }
-
-    /// Once a device just opened is full: the mixing path is run over silence, and the last
-    /// period written is taken back and rendered again — the same audio, bit for bit — while
-    /// the device holds the rest of its buffer. The first command's rewind then runs code and
-    /// touches memory that were run and touched already, with only the guard to spare.
-    private mutating func rehearse(_ device: any OutputDevice, _ format: DeviceFormat) {
-        rehearsed = true
-        guard case .heard = hearing else { return }
-        mixer.warmUp(into: period.buffer)
-        _ = takeBack(device, format, silent: false, notBefore: deviceEnd - format.periodFrames, counted: false)
-    }
-
-    /// Takes back what the device has not played beyond the guard, and moves the mixer back to
-    /// where it rendered that from: what follows is rendered again, with the mix as it is now.
-    /// Nothing changes when the device or the mixer cannot go back far enough to matter. A
-    /// seek or skip waits for its new audio, then takes back the old (or drops the device, when
-    /// it cannot).
-    private mutating func rewind(_ device: any OutputDevice, _ format: DeviceFormat) {
-        if cutWaiting && !seekAudioReady(device, format) { return }
-        let abandoning = cutWaiting
-        cutWaiting = false
-        if !takeBack(device, format, silent: false) && abandoning { dropDevice(device) }
-    }
-
-    /// Whether a seek's new audio is enough to take back the old for: a period of it, so that the
-    /// device does not run dry while the decoder goes on; or all there is (the queue ends); or
-    /// whatever there is once the device is about to need it.
-    private func seekAudioReady(_ device: any OutputDevice, _ format: DeviceFormat) -> Bool {
-        let readable = ring.readableSamples
-        if readable >= format.periodFrames * format.channels { return true }
-        if engine.queueEnd.load(ordering: .acquiring) != Int.max { return true }
-        return readable > 0 && (device.delayFrames() ?? 0) <= seekLeadFrames(format)
-    }
-
-    /// What the device is left to play when a seek takes back the old audio with what little
-    /// of the new there is; below it, a device playing out is not written to again.
-    private func seekLeadFrames(_ format: DeviceFormat) -> Int {
-        4 * engine.rewindGuardFrames(format)
-    }
-
-    /// Sleeps, rendering nothing, until a seek's new audio is ready or the device comes near
-    /// its lead (the decoder rings when it writes); past the lead, until any of it is there.
-    /// Another command ends it too.
-    private mutating func awaitSeekAudio(_ device: any OutputDevice, _ format: DeviceFormat) {
-        let left = (device.delayFrames() ?? 0) - seekLeadFrames(format)
-        let wanted = left > 0 ? format.periodFrames * format.channels : format.channels
-        let ready = { [ring, engine] in
-            ring.readableSamples >= wanted || engine.queueEnd.load(ordering: .acquiring) != Int.max
-                || ring.reachedCut != nil || engine.stopRequested.load(ordering: .relaxed)
-        }
-        if left > 0 {
-            engine.outputBell.sleep(milliseconds: max(1, left * 1000 / max(1, format.sampleRate)), awaiting: wanted, unless: ready)
-        } else {
-            engine.outputBell.sleep(awaiting: wanted, unless: ready)
-        }
-    }
-
-    /// Takes the device and the mixer back to the first noted point after what the device must
-    /// still play (the guard) — with `silent`, the first where the player had faded out — so
-    /// that what follows is rendered again. False, changing nothing, when there is none.
-    private mutating func takeBack(_ device: any OutputDevice, _ format: DeviceFormat, silent: Bool,
-                                   notBefore floor: Int = 0, counted: Bool = true) -> Bool {
-        guard case .heard = hearing, !unpaced else { return false }
-        let guardFrames = engine.rewindGuardFrames(format)
-        let rewindable = device.rewindableFrames()
-        guard rewindable > guardFrames,
-              let point = mixer.rewindPoint(notBefore: max(floor, deviceEnd - rewindable + guardFrames), silent: silent),
-              point < deviceEnd || (point == deviceEnd && mixer.renderedFrames > deviceEnd) else { return false }
-        let frames = deviceEnd - point
-        let taken = frames > 0 ? device.rewind(frames) : 0
-        guard taken == frames, mixer.rewind(to: point) else {
-            // Put back what was taken: the device plays on as it was.
-            if taken > 0 { _ = device.forward(taken) }
-            return false
-        }
-        deviceEnd = point
-        deviceFill = max(0, deviceFill - frames)
-        writtenSinceStart -= frames
-        engine.framesWritten.subtract(frames, ordering: .relaxed)
-        if counted {
-            engine.rewindCount.add(1, ordering: .relaxed)
-            engine.rewoundFrames.add(frames, ordering: .relaxed)
-        }
-        refillFrames = max(Mixer.granule, engine.rewindGuardFrames(format))
-        return true
-    }
-
-    /// Stops the device at once, discarding what it holds, and forgets the mixer's history.
-    private mutating func dropDevice(_ device: any OutputDevice) {
-        device.drop()
-        forgetHistory()
-    }
-
-    /// Nothing in the device will be rendered again (dropped, drained, played out, underrun):
-    /// the rings let go of their history, and the producers waiting for room are rung.
-    private mutating func forgetHistory() {
-        mixer.forgetHistory()
-        refillFrames = 0
-        deviceEnd = mixer.renderedFrames - period.pending
-        cutWaiting = false
-        engine.decoderBell.ring(having: ring.freeSamples)
-        var index = 0
-        while index < engine.streamSlots.count {
-            let slot = engine.streamSlots[index]
-            slot.bell.ring(having: slot.ring.freeSamples)
-            index += 1
-        }
     }
 
     /// A period, cut short where the next item starts while ReplayGain is on, and the start it
@@ -349,7 +216,7 @@ struct OutputThread {
             period.offset += n
             engine.framesWritten.add(n, ordering: .relaxed)
             deviceFill += n
-            deviceEnd += n
+            rewinder.wrote(n)
             writtenSinceStart += n
             // What is heard now: the player's frames read, less those still in the device or
             // not yet written. Periods without the player hold none of its frames.
@@ -375,6 +242,82 @@ struct OutputThread {
             return .lost(0)
         case .failed(let code):
             return .lost(code)
+        }
+    }
+
+    // MARK: Between two periods
+
+    /// Between two periods on a device that rewinds: its rehearsal once it is full, then a change
+    /// to the mix since the last period (or a seek's new audio, once it is there) rendered again
+    /// over what the device has not played (`Rewinder`).
+    private mutating func takeMixChange(_ device: any OutputDevice, _ format: DeviceFormat) {
+        guard rewinder.isOn, period.pending == 0 else { return }
+        if rewinder.rehearsalDue(writtenSinceStart: writtenSinceStart, format) {
+            let taken = rewinder.rehearse(device, format, scratch: period.buffer, heard: heard, paced: !unpaced)
+            tookBack(taken, counted: false)
+        }
+        guard rewinder.takeMixChange(engine.mixGeneration.load(ordering: .acquiring)) else { return }
+        if rewinder.cutWaiting && !rewinder.seekAudioReady(device, format, readableSamples: ring.readableSamples,
+                                                            queueEnded: engine.queueEnd.load(ordering: .acquiring) != Int.max) {
+            return
+        }
+        switch rewinder.rewind(device, format, heard: heard, paced: !unpaced) {
+        case .unchanged: break
+        case .tookBack(let frames): tookBack(frames, counted: true)
+        case .seekAbandoned: dropDevice(device)
+        }
+    }
+
+    /// Sleeps, rendering nothing, until a seek's new audio is ready or the device comes near
+    /// its lead (the decoder rings when it writes); past the lead, until any of it is there.
+    /// Another command ends it too.
+    private mutating func awaitSeekAudio(_ device: any OutputDevice, _ format: DeviceFormat) {
+        let (left, wanted) = rewinder.seekWait(delay: device.delayFrames() ?? 0, format)
+        let ready = { [ring, engine] in
+            ring.readableSamples >= wanted || engine.queueEnd.load(ordering: .acquiring) != Int.max
+                || ring.reachedCut != nil || engine.stopRequested.load(ordering: .relaxed)
+        }
+        if left > 0 {
+            engine.outputBell.sleep(milliseconds: max(1, left * 1000 / max(1, format.sampleRate)), awaiting: wanted, unless: ready)
+        } else {
+            engine.outputBell.sleep(awaiting: wanted, unless: ready)
+        }
+    }
+
+    /// Frames the device took back are frames not written: what it holds and the counts go
+    /// down as a write's went up. A rehearsal's is no rewind to count.
+    private mutating func tookBack(_ frames: Int?, counted: Bool) {
+        guard let frames else { return }
+        deviceFill = max(0, deviceFill - frames)
+        writtenSinceStart -= frames
+        engine.framesWritten.subtract(frames, ordering: .relaxed)
+        if counted {
+            engine.rewindCount.add(1, ordering: .relaxed)
+            engine.rewoundFrames.add(frames, ordering: .relaxed)
+        }
+    }
+
+    /// Whether what is written is heard (not since a loss or a failed open, until it starts).
+    private var heard: Bool {
+        if case .heard = hearing { true } else { false }
+    }
+
+    /// Stops the device at once, discarding what it holds, and forgets the mixer's history.
+    private mutating func dropDevice(_ device: any OutputDevice) {
+        device.drop()
+        forgetHistory()
+    }
+
+    /// Nothing in the device will be rendered again (dropped, drained, played out, underrun):
+    /// the rings let go of their history, and the producers waiting for room are rung.
+    private mutating func forgetHistory() {
+        rewinder.forget(pending: period.pending)
+        engine.decoderBell.ring(having: ring.freeSamples)
+        var index = 0
+        while index < engine.streamSlots.count {
+            let slot = engine.streamSlots[index]
+            slot.bell.ring(having: slot.ring.freeSamples)
+            index += 1
         }
     }
 
@@ -453,8 +396,8 @@ struct OutputThread {
             // What is queued is abandoned; the new item starts bit-exact at once: where the
             // device can rewind, after the guard once its audio is there, else now.
             period.pending = 0
-            if rewinds && cut.format == nil, case .heard = hearing, link.device != nil {
-                cutWaiting = true
+            if rewinder.isOn && cut.format == nil, case .heard = hearing, link.device != nil {
+                rewinder.awaitSeekAudio()
             } else if let device = link.device {
                 dropDevice(device)
             }
@@ -467,7 +410,7 @@ struct OutputThread {
                 if cut.playsOut { device.drain(timeoutMilliseconds: drainTimeout(device.format)) }
                 link = .closed
             }
-            cutWaiting = false
+            rewinder.closed()
             request = engine.outputRequest(for: next)
             setDeviceState(.closed)
         }
@@ -475,16 +418,16 @@ struct OutputThread {
         // only once the device is open and they are known.
         guard cut.format == nil || link.device != nil else { return false }
         ring.takeCut()
-        if cutWaiting, let format = link.format {
+        if rewinder.cutWaiting, let format = link.format {
             // The new audio is heard once a rewind leaves the device its guard: a start told
             // before then (the read position is at it already) is heard after the guard, not
             // after what the device holds of the old.
-            engine.heardSample.store(ring.samplesRead - engine.rewindGuardFrames(format) * format.channels,
+            engine.heardSample.store(ring.samplesRead - rewinder.guardFrames(format) * format.channels,
                                      ordering: .releasing)
         }
         engine.decoderBell.ring()
         // The new item's start is taken as its first period is rendered, after the rewind.
-        if !cutWaiting { takeReachedStarts() }
+        if !rewinder.cutWaiting { takeReachedStarts() }
         return true
     }
 
@@ -498,8 +441,8 @@ struct OutputThread {
         do {
             var device = try engine.openOutputDevice(wanted)
             let asked = engine.options.bufferMilliseconds != nil && !engine.rewindRefused.load(ordering: .relaxed)
-            rewinds = asked && device.canRewind()
-            if asked && !rewinds {
+            rewinder.isOn = asked && device.canRewind()
+            if asked && !rewinder.isOn {
                 // Today's way, then: a small buffer, and commands heard a buffer late.
                 engine.rewindRefused.store(true, ordering: .releasing)
                 engine.outputEvents.push(.rewindRefused)
@@ -509,7 +452,7 @@ struct OutputThread {
                 device = try engine.openOutputDevice(wanted)
             }
             adopt(device)
-            if asked && !rewinds { engine.announce() }
+            if asked && !rewinder.isOn { engine.announce() }
             if case .interrupted = hearing { engine.tell(.reopened) }
         } catch {
             // The first failure of an outage interrupts; a lost device's failed reopens only go
@@ -530,12 +473,9 @@ struct OutputThread {
             lockMemory()
         }
         mixer.configure(format: f, maxFrames: f.periodFrames)
-        mixer.keepHistory(frames: rewinds ? f.bufferFrames + f.periodFrames : 0)
-        deviceEnd = mixer.renderedFrames - period.pending
-        cutWaiting = false
+        rewinder.opened(f, pending: period.pending)
         link = .open(device, f)
         writtenSinceStart = 0
-        rehearsed = false
         unpaced = false
         engine.currentFormat.store(f)
         engine.deviceRate.store(f.sampleRate, ordering: .relaxed)
@@ -634,7 +574,9 @@ struct OutputThread {
     /// thread sleeps until something may play.
     private mutating func idle(pauseWanted: Bool) {
         if mix != .silent, let device = link.device {
-            if rewinds && pauseWanted && mix == .player, let format = link.format, takeBack(device, format, silent: true) {
+            if rewinder.isOn && pauseWanted && mix == .player, let format = link.format,
+               let frames = rewinder.takeBack(device, format, silent: true, heard: heard, paced: !unpaced) {
+                tookBack(frames, counted: true)
                 // What was read after the fade is read again on resume: it plays on from
                 // where it went silent, not a period later.
                 engine.heardSample.store(ring.samplesRead - deviceFill * format.channels, ordering: .releasing)
@@ -674,7 +616,7 @@ struct OutputThread {
                     || ring.reachedCut != nil || !engine.outputEnabled.load(ordering: .acquiring)
                 return came
             }
-            if came { return (device.delayFrames() ?? 0) > seekLeadFrames(device.format) }
+            if came { return (device.delayFrames() ?? 0) > rewinder.seekLeadFrames(device.format) }
         }
         return false
     }
@@ -804,11 +746,6 @@ struct OutputThread {
 }
 
 extension PlaybackEngine {
-    /// What a rewind leaves the device to play, in frames.
-    func rewindGuardFrames(_ format: DeviceFormat) -> Int {
-        max(1, format.sampleRate * options.rewindGuardMilliseconds / 1000)
-    }
-
     /// A device that completes no period for this long is taken as gone.
     func stallTimeout(_ format: DeviceFormat) -> Int32 {
         if let t = options.stallTimeoutMilliseconds { return Int32(t) }
