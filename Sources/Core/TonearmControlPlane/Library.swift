@@ -1,4 +1,5 @@
 import TonearmAudio
+import TonearmPlayer
 
 /// The music library as every client sees it: tags, queries, songs, directories, totals and
 /// the scan's progress. The daemon's index (SQLite, in TonearmLibrary) answers them; a
@@ -133,6 +134,18 @@ public struct SongQuery: Sendable, Hashable {
         self.filters = filters
         self.matching = matching
         self.window = window
+    }
+}
+
+extension TrackMetadata {
+    /// The tags a queue item's metadata holds, as the index keeps a song's (`LibrarySong.tags`):
+    /// Artist, Album, AlbumArtist, Title, Track and Disc, those it has.
+    public var tags: [(tag: Tag, value: String)] {
+        let fields: [(Tag, String?)] = [
+            (.artist, artist), (.album, album), (.albumArtist, albumArtist), (.title, title),
+            (.track, trackNumber.map(String.init)), (.disc, discNumber.map(String.init)),
+        ]
+        return fields.compactMap { tag, value in value.map { (tag, $0) } }
     }
 }
 

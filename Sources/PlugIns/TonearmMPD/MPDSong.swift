@@ -39,13 +39,7 @@ enum MPDSong {
             if wanted.contains(.name), let name = metadata.album { out += "Name: \(oneLine(name))\n" }
             return out
         }
-        let fields: [(Tag, String?)] = [
-            (.artist, metadata.artist), (.album, metadata.album), (.albumArtist, metadata.albumArtist),
-            (.title, metadata.title), (.track, metadata.trackNumber.map(String.init)), (.disc, metadata.discNumber.map(String.init)),
-        ]
-        for (tag, value) in fields where wanted.contains(tag) {
-            if let value { out += "\(tag.rawValue): \(oneLine(value))\n" }
-        }
+        for (tag, value) in metadata.tags where wanted.contains(tag) { out += "\(tag.rawValue): \(oneLine(value))\n" }
         if let duration = metadata.duration {
             out += "Time: \(Int(duration.rounded()))\nduration: \(decimal(duration))\n"
         }
@@ -112,10 +106,7 @@ enum MPDSong {
                 return pattern.matches(raw)
             }
         }
-        let tags: [(tag: Tag, value: String)] = song?.tags ?? [
-            (.artist, metadata.artist), (.album, metadata.album), (.albumArtist, metadata.albumArtist), (.title, metadata.title),
-            (.track, metadata.trackNumber.map(String.init)), (.disc, metadata.discNumber.map(String.init)),
-        ].compactMap { tag, value in value.map { (tag, $0) } }
+        let tags = song?.tags ?? metadata.tags
         switch filter.key {
         case .file: return try compare(path)
         case .base:
