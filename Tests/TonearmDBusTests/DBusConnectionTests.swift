@@ -11,23 +11,19 @@ import Glibc
 /// The sd-bus wrapper on a private bus (a dbus-daemon of its own), against `busctl`: a name
 /// owned, calls answered with values of every type MPRIS uses, errors by name, signals.
 final class DBusConnectionTests: XCTestCase {
-    private var daemon: RunningProcess!
+    private var daemon: PrivateBus!
     private var address = ""
     private var directory: TemporaryDirectory!
 
     override func setUpWithError() throws {
         guard toolsAvailable("dbus-daemon", "busctl") else { throw XCTSkip("dbus-daemon and busctl are not installed; run ./scripts/setup") }
         directory = try TemporaryDirectory(prefix: "tonearm-dbus")
-        let socket = directory.file("bus")
-        address = "unix:path=" + socket
-        daemon = try RunningProcess("/usr/bin/dbus-daemon", ["--config-file=/usr/share/dbus-1/session.conf", "--nofork", "--address=" + address],
-                                    stdoutPath: directory.file("out"), stderrPath: directory.file("err"))
-        XCTAssertTrue(waitUntil(timeout: 10) { FileManager.default.fileExists(atPath: socket) }, "the bus is up")
+        address = "unix:path=" + directory.file("bus")
+        daemon = try PrivateBus(address: address, log: directory.file("bus-log"))
     }
 
     override func tearDown() {
-        daemon?.send(SIGTERM)
-        daemon?.wait(timeout: 5)
+        daemon?.stop()
     }
 
     /// Serves until `done` on a thread of its own, as a plug-in's thread would.

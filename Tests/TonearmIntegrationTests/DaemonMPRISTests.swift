@@ -153,14 +153,8 @@ final class DaemonMPRISTests: XCTestCase {
         let session = world.path("nobody")
         try runChecked("/usr/bin/install", ["-d", "-o", "nobody", "-m", "0700", session])
         let asNobody = ["/usr/bin/setpriv", "--reuid=nobody", "--regid=nogroup", "--clear-groups", "--"]
-        let sessionBus = try RunningProcess(asNobody[0], Array(asNobody.dropFirst()) + [
-            "/usr/bin/dbus-daemon", "--config-file=/usr/share/dbus-1/session.conf", "--nofork", "--address=unix:path=" + session + "/bus",
-        ], stdoutPath: world.path("nobody-bus.out"), stderrPath: world.path("nobody-bus.err"))
-        defer {
-            sessionBus.send(SIGTERM)
-            sessionBus.wait(timeout: 5)
-        }
-        XCTAssertTrue(waitUntil(timeout: 10) { FileManager.default.fileExists(atPath: session + "/bus") })
+        let sessionBus = try PrivateBus(address: "unix:path=" + session + "/bus", log: world.path("nobody-bus"), as: asNobody)
+        defer { sessionBus.stop() }
         let environment = ["DBUS_SYSTEM_BUS_ADDRESS": address, "DBUS_SESSION_BUS_ADDRESS": "unix:path=" + session + "/bus", "HOME": session]
         func playerctl(_ arguments: String...) throws -> ProcessResult {
             try runProcess(asNobody[0], Array(asNobody.dropFirst()) + ["/usr/bin/playerctl", "-p", "tonearm"] + arguments,
@@ -350,37 +344,6 @@ final class DaemonMPRISTests: XCTestCase {
 }
 
 /// A dbus-daemon of the test's own, at `address`.
-struct PrivateBus {
-    let process: RunningProcess
-
-    init(address: String, config: String, log: String) throws {
-        process = try RunningProcess("/usr/bin/dbus-daemon", ["--config-file=" + config, "--nofork", "--address=" + address],
-                                     stdoutPath: log + ".out", stderrPath: log + ".err")
-        let socket = String(address.dropFirst("unix:path=".count))
-        guard waitUntil(timeout: 10, { FileManager.default.fileExists(atPath: socket) }) else {
-            throw TestSupportError("the bus at \(address) did not start: \((try? String(contentsOfFile: log + ".err", encoding: .utf8)) ?? "")")
-        }
-    }
-
-    func stop() {
-        process.send(SIGTERM)
-        process.wait(timeout: 5)
-    }
-
-    /// Debian's system bus configuration, listening at `address` instead, run in the
-    /// foreground as whoever starts it, with `policy` as the only service policy.
-    static func systemConfig(listening address: String, including policy: String) throws -> String {
-        var text = try String(contentsOfFile: "/usr/share/dbus-1/system.conf", encoding: .utf8)
-        for pattern in [#/<user>[^<]*</user>/#, #/<fork/>/#, #/<pidfile>[^<]*</pidfile>/#, #/<syslog/>/#, #/<servicehelper>[^<]*</servicehelper>/#,
-                        #/<standard_system_servicedirs/>/#, #/<includedir>[^<]*</includedir>/#, #/<include [^>]*>[^<]*</include>/#] {
-            text.replace(pattern, with: "")
-        }
-        text.replace(#/<listen>[^<]*</listen>/#, with: "<listen>\(address)</listen>")
-        text.replace("</busconfig>", with: "  <include>\(policy)</include>\n</busconfig>")
-        return text
-    }
-}
-
 /// `busctl monitor` of one name's traffic, as JSON lines.
 private struct BusMonitor {
     let process: RunningProcess

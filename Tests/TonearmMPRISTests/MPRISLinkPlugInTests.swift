@@ -15,7 +15,7 @@ import Glibc
 /// test (with the wrapper's own serving side): what it publishes, and what the commands the
 /// control plane sends it become.
 final class MPRISLinkPlugInTests: XCTestCase {
-    private var bus: RunningProcess!
+    private var bus: PrivateBus!
     private var address = ""
     private var directory: TemporaryDirectory!
     private static let name = "org.mpris.MediaPlayer2.Fake"
@@ -24,14 +24,11 @@ final class MPRISLinkPlugInTests: XCTestCase {
         guard toolsAvailable("dbus-daemon") else { throw XCTSkip("dbus-daemon is not installed; run ./scripts/setup") }
         directory = try TemporaryDirectory(prefix: "tonearm-link")
         address = "unix:path=" + directory.file("bus")
-        bus = try RunningProcess("/usr/bin/dbus-daemon", ["--config-file=/usr/share/dbus-1/session.conf", "--nofork", "--address=" + address],
-                                 stdoutPath: directory.file("out"), stderrPath: directory.file("err"))
-        XCTAssertTrue(waitUntil(timeout: 10) { FileManager.default.fileExists(atPath: directory.file("bus")) }, "the bus is up")
+        bus = try PrivateBus(address: address, log: directory.file("bus-log"))
     }
 
     override func tearDown() {
-        bus?.send(SIGTERM)
-        _ = bus?.wait(timeout: 5)
+        bus?.stop()
     }
 
     /// A player this test drives by hand: its properties, and the calls it was made.
