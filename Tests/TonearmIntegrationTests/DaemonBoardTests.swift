@@ -229,4 +229,23 @@ final class DaemonBoardTests: XCTestCase {
         XCTAssertTrue(alsa.hasSuffix("is not rewound (no sound card behind it, or snd_pcm_rewind refused): the daemon plays with "
                                      + "period_frames/buffer_frames (256/1024) instead"), result.stdout)
     }
+
+    /// A buffer in frames is probed as well: whether commands are heard at once depends on the
+    /// device, not on the unit.
+    func testTheSelfTestSaysWhetherTheDeviceRewindsABufferInFrames() throws {
+        let world = try DaemonBench(jack: false, device: "null", start: false)
+        let path = try profile(world, """
+            [output]
+            device = "null"
+            period_frames = 512
+            buffer_frames = 4410
+            """)
+        let result = try runProcess(try tonearmdBinary(), ["--config", path, "--selftest"], environment: world.bench.alsa.environment, timeout: 10)
+        XCTAssertEqual(result.status, 0, "\(result)")
+        let lines = result.stdout.split(separator: "\n").map(String.init)
+        let alsa = lines.first { $0.hasPrefix("ok   ALSA 'null': opens for 44.1 kHz 16-bit stereo as ") } ?? ""
+        XCTAssertTrue(alsa.contains("period 512, buffer 4410;"), result.stdout)
+        XCTAssertTrue(alsa.hasSuffix("is not rewound (no sound card behind it, or snd_pcm_rewind refused): commands are heard "
+                                     + "a buffer late (100 ms)"), result.stdout)
+    }
 }

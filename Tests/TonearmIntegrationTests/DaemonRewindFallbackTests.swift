@@ -2,8 +2,8 @@ import Foundation
 import TestSupport
 import XCTest
 
-/// `[output] buffer_ms` on a PCM that is not rewound — here JACK's ALSA plugin, which has no
-/// sound card behind it: the daemon plays with the frame sizes instead, says so once in the log
+/// A PCM that is not rewound — here JACK's ALSA plugin, which has no sound card behind it. With
+/// `[output] buffer_ms` the daemon plays with the frame sizes instead, says so once in the log
 /// and in `doctor`, and commands still work, heard a (small) buffer late.
 final class DaemonRewindFallbackTests: XCTestCase {
     override func setUpWithError() throws { try requirePacedDevice() }
@@ -51,20 +51,32 @@ final class DaemonRewindFallbackTests: XCTestCase {
         XCTAssertEqual(world.daemon.terminate()?.status, 0, daemonReport(world.daemon))
     }
 
-    /// Without `buffer_ms`, nothing is probed and nothing is said.
-    func testFrameSizesAreNotProbed() throws {
-        let world = try DaemonBench(device: "paced")
+    /// A buffer in frames is probed as well (the device decides, not the unit): on a PCM that
+    /// is not rewound it plays with the frames as given, `status` and `doctor` say so, and the
+    /// log says nothing, since nothing was put in place of what the profile asked.
+    func testABufferInFramesIsProbedAndKept() throws {
+        let world = try DaemonBench(device: "paced", start: false)
+        world.daemon.arguments = ["--config", try profile(world, """
+            [output]
+            period_frames = 512
+            buffer_frames = 2048
+            """)]
+        try world.daemon.start()
         let track = try world.fixture("frames.flac", taggedFixture(1, seconds: 10))
         try world.ok("add", track)
         try world.ok("play")
         let playing = try world.waitForStatus(timeout: 5, "playing on an open device") {
             $0.string("state") == "playing" && $0.object("device")?.string("state") == "open"
         }
-        XCTAssertTrue(playing.object("device")?.isNull("rewinds") ?? false, jsonText(playing))
+        let device = playing.object("device") ?? [:]
+        XCTAssertEqual(device.bool("rewinds"), false, jsonText(device))
+        XCTAssertEqual(device.int("periodFrames"), 512, jsonText(device))
+        XCTAssertEqual(device.int("bufferFrames"), 2048, jsonText(device))
         XCTAssertFalse(world.daemon.log.contains("is not rewound"), daemonReport(world.daemon))
         let doctor = try world.daemon.result("doctor")
-        let flags = (doctor.array("redFlags") ?? []).compactMap { ($0 as? [String: Any])?.string("flag") }
-        XCTAssertFalse(flags.contains("noRewind"), jsonText(doctor))
+        let flags = (doctor.array("redFlags") ?? []).compactMap { $0 as? [String: Any] }
+        let flag = flags.first { $0.string("flag") == "noRewind" }
+        XCTAssertTrue(flag?.string("detail")?.contains("it plays with a buffer of 2048 frames") == true, jsonText(doctor))
         XCTAssertEqual(world.daemon.terminate()?.status, 0, daemonReport(world.daemon))
     }
 }

@@ -180,7 +180,7 @@ public struct OutputState: Sendable, Equatable {
     public var losses = 0
     public var reopenIntervalMilliseconds = 0
     /// Whether the device takes back what it has not played, so that commands are heard at once
-    /// (nil: not asked for, or no device opened yet).
+    /// (nil: no device opened yet).
     public var rewinds: Bool?
     /// Rewinds made so far.
     public var rewindCount = 0

@@ -43,15 +43,14 @@ public enum BoardSelfTest {
         do {
             let device = try PCMDevice(name: output.device, request: request)
             let format = device.format
-            guard output.bufferMilliseconds != nil else {
-                return Finding(ok: true, text: "ALSA '\(output.device)': opens for 44.1 kHz 16-bit stereo as \(format)")
-            }
-            // As the daemon opens it for buffer_ms: does it take back what it has not played?
+            // As the daemon opens it: does it take back what it has not played?
             let rewinds = device.canRewind()
+            let late = output.bufferMilliseconds == nil
+                ? "commands are heard a buffer late (\(format.bufferFrames * 1000 / max(1, format.sampleRate)) ms)"
+                : "the daemon plays with period_frames/buffer_frames (\(output.periodFrames)/\(output.bufferFrames)) instead"
             return Finding(ok: true, text: "ALSA '\(output.device)': opens for 44.1 kHz 16-bit stereo as \(format); "
                 + (rewinds ? "rewinds, so commands are heard within rewind_guard_ms (\(output.rewindGuardMilliseconds) ms)"
-                           : "is not rewound (no sound card behind it, or snd_pcm_rewind refused): the daemon plays with "
-                             + "period_frames/buffer_frames (\(output.periodFrames)/\(output.bufferFrames)) instead"))
+                           : "is not rewound (no sound card behind it, or snd_pcm_rewind refused): " + late))
         } catch {
             return Finding(ok: false, text: "ALSA '\(output.device)': \(error) (aplay -L lists the devices; is tonearmd running?)")
         }

@@ -146,7 +146,7 @@ extension PlayerDaemon {
         output.losses = device.losses
         output.reopenIntervalMilliseconds = settings.playback.reopenIntervalMilliseconds
         let rewinds = engine.rewinds
-        output.rewinds = settings.playback.bufferMilliseconds == nil ? nil : rewinds.supported
+        output.rewinds = rewinds.supported
         output.rewindCount = rewinds.count
         return output
     }

@@ -5,15 +5,17 @@ extension DaemonConfig {
         /// named pipe such as Snapcast's.
         public var device = "default"
         /// `period_frames`: frames per ALSA period, the unit the output thread writes, when the
-        /// buffer is given in frames or the device cannot rewind.
+        /// buffer is given in frames, or in milliseconds to a device that cannot rewind.
         public var periodFrames = 256
-        /// `buffer_frames`: frames in the ALSA buffer; at least two periods. A command is heard
-        /// one buffer after it is made.
+        /// `buffer_frames`: frames in the ALSA buffer; at least two periods. On a device that can
+        /// take back what it has not played, a command is heard within `rewind_guard_ms`;
+        /// elsewhere one buffer after it is made.
         public var bufferFrames = 1024
         /// `buffer_ms`: the ALSA buffer in milliseconds on a device that can take back what it
         /// has not played, with a period a quarter of it; a command to the player is heard
-        /// within `rewind_guard_ms` all the same. Not with `period_frames` or `buffer_frames`
-        /// (the two ways exclude each other); nil (the default): frames.
+        /// within `rewind_guard_ms` all the same. A device that cannot rewind gets
+        /// `period_frames` and `buffer_frames` instead. Not with `period_frames` or
+        /// `buffer_frames` (the two ways exclude each other); nil (the default): frames.
         public var bufferMilliseconds: Int?
         /// `rewind_guard_ms`: what a rewind leaves the device to play — how late a command is
         /// heard, and the time the output thread has to write again.

@@ -440,11 +440,16 @@ struct OutputThread {
         guard link.device == nil, var wanted = request else { return false }
         do {
             var device = try engine.openOutputDevice(wanted)
-            let asked = engine.options.bufferMilliseconds != nil && !engine.rewindRefused.load(ordering: .relaxed)
-            rewinder.isOn = asked && device.canRewind()
-            if asked && !rewinder.isOn {
-                // Today's way, then: a small buffer, and commands heard a buffer late.
+            // Whatever unit the buffer was given in, the device decides whether it is rewound.
+            let probed = !engine.rewindRefused.load(ordering: .relaxed)
+            rewinder.isOn = probed && device.canRewind()
+            let refused = probed && !rewinder.isOn
+            if refused {
                 engine.rewindRefused.store(true, ordering: .releasing)
+            }
+            if refused && engine.options.bufferMilliseconds != nil {
+                // A buffer in milliseconds is sized for rewinding; without it, the frame sizes,
+                // and commands heard a (small) buffer late.
                 engine.outputEvents.push(.rewindRefused)
                 wanted = engine.outputRequest(for: wanted.stream)
                 request = wanted
@@ -452,7 +457,7 @@ struct OutputThread {
                 device = try engine.openOutputDevice(wanted)
             }
             adopt(device)
-            if asked && !rewinder.isOn { engine.announce() }
+            if refused { engine.announce() }
             if case .interrupted = hearing { engine.tell(.reopened) }
         } catch {
             // The first failure of an outage interrupts; a lost device's failed reopens only go

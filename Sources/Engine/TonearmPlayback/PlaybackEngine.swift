@@ -17,8 +17,9 @@ public struct PlaybackOptions: Sendable {
     /// 5.3 ms.
     public var periodFrames = 256
     /// Frames in the ALSA buffer (4 periods by default), when `bufferMilliseconds` is nil or the
-    /// device cannot take back what it has not played: a command is then heard one buffer
-    /// after it is made.
+    /// device cannot take back what it has not played. A device that can is rewound whichever
+    /// way its buffer was sized; on one that cannot, a command is heard one buffer after it is
+    /// made.
     public var bufferFrames = 1024
     /// The ALSA buffer in milliseconds, for a device that can take back what it has not played
     /// (`snd_pcm_rewind`), with a period a quarter of it: the output thread wakes about 8 times

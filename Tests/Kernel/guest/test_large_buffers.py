@@ -1,7 +1,8 @@
 """Large device buffers on snd-aloop: a 6000/24000-frame buffer plays a file through without a
 stall, bit-exact; and with `buffer_ms = 500` a duck, a volume change, a seek and a pause are in
 the capture ahead of the music buffered before them, a few milliseconds after they were asked
-(measured; the output thread takes back what the device has not played), while commands that change nothing audible leave a gapless set
+(measured; the output thread takes back what the device has not played), as a duck is with the
+buffer given as 24000 frames, while commands that change nothing audible leave a gapless set
 bit-exact."""
 
 import os
@@ -170,6 +171,44 @@ class RewindTests(support.KernelTestCase):
                         "capture: " + "; ".join(f"{what} {', '.join(f'{v:.1f}' for v in values)} ms"
                                                 for what, values in latencies.items())
                         + f"; {status['device']['rewindCount']} rewinds, 0 underruns")
+
+    def test_a_buffer_given_in_frames_is_rewound_as_well(self):
+        # The device decides whether commands go ahead of the buffered music, not the unit the
+        # buffer was given in: 24000 frames as 500 ms.
+        daemon = self.daemon(f"""
+[output]
+device = "{DEVICE}"
+period_frames = 6000
+buffer_frames = 24000
+rewind_guard_ms = {GUARD_MS}
+""")
+        daemon.wait_ready()
+        capture = Capture(f"{daemon.dir}/capture.raw", "S16_LE", RATE)
+        control = support.Connection(daemon.socket)
+        daemon.request("add", paths=[fixtures.path("music48")])
+        daemon.request("play")
+        support.wait_until(lambda: daemon.status()["elapsed"] >= 1.5, 20, what="1.5 s of music")
+        device = daemon.status()["device"]
+        self.assertEqual((device["periodFrames"], device["bufferFrames"], device["rewinds"]), (6000, 24000, True))
+        session = control.request("sessionOpen", category="playback", options=["duckOthers"])["session"]
+        asked = played_since_trigger()
+        control.request("sessionActivate", session=session)
+        time.sleep(1.0)
+        status = daemon.status()
+        control.close()
+        captured = capture.stop()
+        self.assertGreaterEqual(status["device"]["rewindCount"], 1, "the duck made no rewind")
+
+        reference = numpy.fromfile(fixtures.reference("music48"), dtype="<i4")
+        first = int(numpy.flatnonzero(reference)[0]) // 2
+        played0 = int(numpy.flatnonzero(captured)[0]) // 2 - first
+        asked_at = played0 + int(round(asked))
+        changed = self.first_difference(captured, reference, played0, -played0)
+        self.assertGreater(changed, asked_at - RATE // 20, "the music changed before the duck was asked")
+        late_ms = (changed - asked_at) * 1000 / RATE
+        self.assertLess(late_ms, 500, f"the duck was heard only after the buffered music ({late_ms:.1f} ms)")
+        support.measure(f"snd-aloop, 6000/24000 frames, guard {GUARD_MS} ms: a duck in the capture {late_ms:.1f} ms "
+                        f"after it was asked; {status['device']['rewindCount']} rewinds, {status['device']['underruns']} underruns")
 
     def test_a_gapless_album_is_bit_exact_through_rewinds_that_change_nothing(self):
         daemon = self.daemon(BUFFERED)
