@@ -231,7 +231,7 @@ final class DaemonBoardTests: XCTestCase {
     }
 
     /// A buffer in frames is probed as well: whether commands are heard at once depends on the
-    /// device, not on the unit.
+    /// device and the buffer's length, not on the unit. A shorter one is not probed.
     func testTheSelfTestSaysWhetherTheDeviceRewindsABufferInFrames() throws {
         let world = try DaemonBench(jack: false, device: "null", start: false)
         let path = try profile(world, """
@@ -247,5 +247,13 @@ final class DaemonBoardTests: XCTestCase {
         XCTAssertTrue(alsa.contains("period 512, buffer 4410;"), result.stdout)
         XCTAssertTrue(alsa.hasSuffix("is not rewound (no sound card behind it, or snd_pcm_rewind refused): commands are heard "
                                      + "a buffer late (100 ms)"), result.stdout)
+
+        let short = try profile(world, """
+            [output]
+            device = "null"
+            """)
+        let shortResult = try runProcess(try tonearmdBinary(), ["--config", short, "--selftest"], environment: world.bench.alsa.environment, timeout: 10)
+        XCTAssertEqual(shortResult.status, 0, "\(shortResult)")
+        XCTAssertTrue(shortResult.stdout.contains("period 256, buffer 1024; a buffer under 100 ms is not rewound\n"), shortResult.stdout)
     }
 }

@@ -51,15 +51,16 @@ final class DaemonRewindFallbackTests: XCTestCase {
         XCTAssertEqual(world.daemon.terminate()?.status, 0, daemonReport(world.daemon))
     }
 
-    /// A buffer in frames is probed as well (the device decides, not the unit): on a PCM that
-    /// is not rewound it plays with the frames as given, `status` and `doctor` say so, and the
-    /// log says nothing, since nothing was put in place of what the profile asked.
-    func testABufferInFramesIsProbedAndKept() throws {
+    /// A buffer in frames long enough to rewind is probed as well (its length and the device
+    /// decide, not the unit): on a PCM that is not rewound it plays with the frames as given,
+    /// `status` and `doctor` say so, and the log says nothing, since nothing was put in place of
+    /// what the profile asked.
+    func testALongBufferInFramesIsProbedAndKept() throws {
         let world = try DaemonBench(device: "paced", start: false)
         world.daemon.arguments = ["--config", try profile(world, """
             [output]
-            period_frames = 512
-            buffer_frames = 2048
+            period_frames = 2048
+            buffer_frames = 8192
             """)]
         try world.daemon.start()
         let track = try world.fixture("frames.flac", taggedFixture(1, seconds: 10))
@@ -70,13 +71,35 @@ final class DaemonRewindFallbackTests: XCTestCase {
         }
         let device = playing.object("device") ?? [:]
         XCTAssertEqual(device.bool("rewinds"), false, jsonText(device))
-        XCTAssertEqual(device.int("periodFrames"), 512, jsonText(device))
-        XCTAssertEqual(device.int("bufferFrames"), 2048, jsonText(device))
+        XCTAssertEqual(device.int("periodFrames"), 2048, jsonText(device))
+        XCTAssertEqual(device.int("bufferFrames"), 8192, jsonText(device))
         XCTAssertFalse(world.daemon.log.contains("is not rewound"), daemonReport(world.daemon))
         let doctor = try world.daemon.result("doctor")
         let flags = (doctor.array("redFlags") ?? []).compactMap { $0 as? [String: Any] }
         let flag = flags.first { $0.string("flag") == "noRewind" }
-        XCTAssertTrue(flag?.string("detail")?.contains("it plays with a buffer of 2048 frames") == true, jsonText(doctor))
+        XCTAssertTrue(flag?.string("detail")?.contains("it plays with a buffer of 8192 frames") == true, jsonText(doctor))
         XCTAssertEqual(world.daemon.terminate()?.status, 0, daemonReport(world.daemon))
+    }
+
+    /// A buffer shorter than `DeviceFormat.shortestRewoundMilliseconds` (the default 1024
+    /// frames) is not probed, in either unit, and nothing is said.
+    func testAShortBufferIsNotProbed() throws {
+        for output in ["", "buffer_ms = 50"] {
+            let world = try DaemonBench(device: "paced", start: false)
+            world.daemon.arguments = ["--config", try profile(world, "[output]\n" + output)]
+            try world.daemon.start()
+            let track = try world.fixture("short.flac", taggedFixture(1, seconds: 10))
+            try world.ok("add", track)
+            try world.ok("play")
+            let playing = try world.waitForStatus(timeout: 5, "playing on an open device") {
+                $0.string("state") == "playing" && $0.object("device")?.string("state") == "open"
+            }
+            XCTAssertTrue(playing.object("device")?.isNull("rewinds") ?? false, "\(output): \(jsonText(playing))")
+            XCTAssertFalse(world.daemon.log.contains("is not rewound"), daemonReport(world.daemon))
+            let doctor = try world.daemon.result("doctor")
+            let flags = (doctor.array("redFlags") ?? []).compactMap { ($0 as? [String: Any])?.string("flag") }
+            XCTAssertFalse(flags.contains("noRewind"), jsonText(doctor))
+            XCTAssertEqual(world.daemon.terminate()?.status, 0, daemonReport(world.daemon))
+        }
     }
 }

@@ -80,6 +80,16 @@ public struct DeviceFormat: Hashable, Sendable, CustomStringConvertible {
 
     public var bytesPerFrame: Int { sampleFormat.bytesPerSample * channels }
 
+    /// The shortest buffer taken back on a change to the mix: in a shorter one a command is
+    /// heard within the buffer anyway, and a take-back would leave the device only the guard.
+    public static let shortestRewoundMilliseconds = 100
+
+    /// Whether the buffer is long enough to be rewound where the device can
+    /// (`shortestRewoundMilliseconds`), whichever unit it was asked in.
+    public var isRewoundWherePossible: Bool {
+        bufferFrames * 1000 >= DeviceFormat.shortestRewoundMilliseconds * sampleRate
+    }
+
     public var description: String {
         "\(sampleFormat) \(sampleRate) Hz \(channels) ch, period \(periodFrames), buffer \(bufferFrames)"
     }

@@ -43,14 +43,17 @@ public enum BoardSelfTest {
         do {
             let device = try PCMDevice(name: output.device, request: request)
             let format = device.format
+            let opened = "ALSA '\(output.device)': opens for 44.1 kHz 16-bit stereo as \(format)"
+            guard format.isRewoundWherePossible else {
+                return Finding(ok: true, text: opened + "; a buffer under \(DeviceFormat.shortestRewoundMilliseconds) ms is not rewound")
+            }
             // As the daemon opens it: does it take back what it has not played?
-            let rewinds = device.canRewind()
             let late = output.bufferMilliseconds == nil
                 ? "commands are heard a buffer late (\(format.bufferFrames * 1000 / max(1, format.sampleRate)) ms)"
                 : "the daemon plays with period_frames/buffer_frames (\(output.periodFrames)/\(output.bufferFrames)) instead"
-            return Finding(ok: true, text: "ALSA '\(output.device)': opens for 44.1 kHz 16-bit stereo as \(format); "
-                + (rewinds ? "rewinds, so commands are heard within rewind_guard_ms (\(output.rewindGuardMilliseconds) ms)"
-                           : "is not rewound (no sound card behind it, or snd_pcm_rewind refused): " + late))
+            return Finding(ok: true, text: opened + "; "
+                + (device.canRewind() ? "rewinds, so commands are heard within rewind_guard_ms (\(output.rewindGuardMilliseconds) ms)"
+                                      : "is not rewound (no sound card behind it, or snd_pcm_rewind refused): " + late))
         } catch {
             return Finding(ok: false, text: "ALSA '\(output.device)': \(error) (aplay -L lists the devices; is tonearmd running?)")
         }

@@ -7,9 +7,9 @@ extension DaemonConfig {
         /// `period_frames`: frames per ALSA period, the unit the output thread writes, when the
         /// buffer is given in frames, or in milliseconds to a device that cannot rewind.
         public var periodFrames = 256
-        /// `buffer_frames`: frames in the ALSA buffer; at least two periods. On a device that can
-        /// take back what it has not played, a command is heard within `rewind_guard_ms`;
-        /// elsewhere one buffer after it is made.
+        /// `buffer_frames`: frames in the ALSA buffer; at least two periods. When it holds
+        /// 100 ms or more and the device can take back what it has not played, a command is
+        /// heard within `rewind_guard_ms`; otherwise one buffer after it is made.
         public var bufferFrames = 1024
         /// `buffer_ms`: the ALSA buffer in milliseconds on a device that can take back what it
         /// has not played, with a period a quarter of it; a command to the player is heard

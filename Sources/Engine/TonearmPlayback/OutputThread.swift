@@ -440,10 +440,14 @@ struct OutputThread {
         guard link.device == nil, var wanted = request else { return false }
         do {
             var device = try engine.openOutputDevice(wanted)
-            // Whatever unit the buffer was given in, the device decides whether it is rewound.
-            let probed = !engine.rewindRefused.load(ordering: .relaxed)
+            // Whatever unit the buffer was given in, its length and the device decide whether
+            // it is rewound.
+            let probed = device.format.isRewoundWherePossible && !engine.rewindRefused.load(ordering: .relaxed)
             rewinder.isOn = probed && device.canRewind()
             let refused = probed && !rewinder.isOn
+            if probed {
+                engine.rewindProbed.store(true, ordering: .releasing)
+            }
             if refused {
                 engine.rewindRefused.store(true, ordering: .releasing)
             }

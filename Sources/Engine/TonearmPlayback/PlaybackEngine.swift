@@ -17,9 +17,9 @@ public struct PlaybackOptions: Sendable {
     /// 5.3 ms.
     public var periodFrames = 256
     /// Frames in the ALSA buffer (4 periods by default), when `bufferMilliseconds` is nil or the
-    /// device cannot take back what it has not played. A device that can is rewound whichever
-    /// way its buffer was sized; on one that cannot, a command is heard one buffer after it is
-    /// made.
+    /// device cannot take back what it has not played. A buffer of 100 ms or more on a device
+    /// that can is rewound whichever way it was sized (`DeviceFormat.isRewoundWherePossible`);
+    /// otherwise a command is heard one buffer after it is made.
     public var bufferFrames = 1024
     /// The ALSA buffer in milliseconds, for a device that can take back what it has not played
     /// (`snd_pcm_rewind`), with a period a quarter of it: the output thread wakes about 8 times
@@ -281,7 +281,9 @@ public final class PlaybackEngine: @unchecked Sendable {
     /// Whether the output is not heard: from an interruption (a loss, or the first failed
     /// open of an outage) until frames flow again.
     let outputInterrupted = Atomic<Bool>(false)
-    /// Set once the output thread found the device cannot take back what it has not played.
+    /// Set once the output thread asked a device whether it takes back what it has not played
+    /// (a buffer long enough to rewind), and once it found it cannot.
+    let rewindProbed = Atomic<Bool>(false)
     let rewindRefused = Atomic<Bool>(false)
     /// Rewinds made, and the frames they took back: for `doctor` and the benchmarks.
     let rewindCount = Atomic<Int>(0)
@@ -508,11 +510,11 @@ public final class PlaybackEngine: @unchecked Sendable {
     // MARK: Observations (control plane)
 
     public var underruns: Int { underrunCount.load(ordering: .relaxed) }
-    /// Whether the device takes back what it has not played (nil until one was opened), and
-    /// the rewinds made so far with the frames they took back.
+    /// Whether the device takes back what it has not played (nil until one with a buffer long
+    /// enough to rewind was opened), and the rewinds made so far with the frames they took back.
     public var rewinds: (supported: Bool?, count: Int, frames: Int) {
-        let opened = currentFormat.load() != nil
-        return (opened ? !rewindRefused.load(ordering: .acquiring) : nil, rewindCount.load(ordering: .relaxed),
+        let probed = rewindProbed.load(ordering: .acquiring)
+        return (probed ? !rewindRefused.load(ordering: .acquiring) : nil, rewindCount.load(ordering: .relaxed),
                 rewoundFrames.load(ordering: .relaxed))
     }
     public var deviceLosses: Int { lossCount.load(ordering: .relaxed) }

@@ -1,7 +1,7 @@
 import TonearmAudio
 
 /// Takes back what the device has not played, so that a change to the mix is heard within the
-/// guard rather than a buffer later (`bufferMilliseconds`, on a device that can rewind).
+/// guard rather than a buffer later (a buffer of 100 ms or more, on a device that can rewind).
 ///
 /// It knows where the device's write position is on the mixer's clock (`deviceEnd`), and
 /// decides when to take back and to where: on a change to the mix (a gain target, a stream that

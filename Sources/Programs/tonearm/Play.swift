@@ -36,7 +36,7 @@ struct Play: ParsableCommand {
     @Option(help: ArgumentHelp("Frames per ALSA period.", valueName: "frames"))
     var periodFrames = 256
 
-    @Option(help: ArgumentHelp("Frames in the ALSA buffer (rewound for each change where the device can).", valueName: "frames"))
+    @Option(help: ArgumentHelp("Frames in the ALSA buffer (rewound where the device can, when it holds 100 ms or more).", valueName: "frames"))
     var bufferFrames = 1024
 
     @Option(help: ArgumentHelp("The ALSA buffer in milliseconds instead, a period a quarter of it (on a device that can rewind; else --buffer-frames).", valueName: "ms"))

@@ -83,17 +83,6 @@ def dmesg_tail(count=25):
     return "\n".join(sh("dmesg", "-S", check=False).splitlines()[-count:])
 
 
-def with_emulation_guard(profile):
-    """`profile` with an 8 ms rewind guard where it names none: an emulated CPU is many times
-    slower than a board's, and with the profiles' 5 ms a rewind underran in three of seven runs
-    of test_large_buffers' commands (README, "Playback")."""
-    if "rewind_guard_ms" in profile:
-        return profile
-    if "[output]" not in profile:
-        return profile + "\n[output]\nrewind_guard_ms = 8\n"
-    return profile.replace("[output]\n", "[output]\nrewind_guard_ms = 8\n", 1)
-
-
 class Daemon:
     """tonearmd with a profile, in a folder of its own; its log is kept for failures."""
 
@@ -105,7 +94,7 @@ class Daemon:
         self.log_path = os.path.join(self.dir, "tonearmd.log")
         self.profile = os.path.join(self.dir, "board.toml")
         with open(self.profile, "w") as f:
-            f.write(with_emulation_guard(profile))
+            f.write(profile)
         # The MPD server (6600) and the web remote (8080), on by default, are off unless a test
         # asks: two daemons of a test never meet on a port.
         mpd = [] if "--mpd-port" in args else ["--mpd-port", "0"]
