@@ -35,9 +35,10 @@ public struct PlaybackOptions: Sendable {
     public var volumePercent: Double = 100
     /// How far the decoder runs ahead of the output, in seconds of audio.
     public var readAheadSeconds: Double = 2
-    /// The stream the read-ahead is sized for (rate × channels, at the device): 96 kHz stereo
-    /// by default; a larger stream gets proportionally less read-ahead.
-    public var readAheadSamplesPerSecond = 96_000 * 2
+    /// The stream the read-ahead is sized for (rate × channels, at the device): 48 kHz stereo
+    /// by default, what most music is; a larger stream gets proportionally less read-ahead
+    /// (1 s at 96 kHz with the default 2 s), a smaller one more.
+    public var readAheadSamplesPerSecond = 48_000 * 2
     /// Pause between attempts to reopen a device that went away.
     public var reopenIntervalMilliseconds = 500
     /// A device that completes no period for this long is treated as gone; nil means four
@@ -367,13 +368,15 @@ public final class PlaybackEngine: @unchecked Sendable {
         self.options = options
         self.notify = notify
         self.upcoming = upcoming
-        ring = SPSCRing(capacity: Int(Double(options.readAheadSamplesPerSecond) * options.readAheadSeconds))
+        // A rewind renders a ring's history again, and a ring keeps at most half of itself as
+        // history: room for twice the device buffer (at 48 kHz stereo when it is given in
+        // milliseconds) beside the read-ahead.
+        let bufferSamples = max((options.bufferMilliseconds ?? 0) * 48 * 2, options.bufferFrames * 2)
+        let history = 2 * bufferSamples
+        ring = SPSCRing(capacity: max(Int(Double(options.readAheadSamplesPerSecond) * options.readAheadSeconds), history))
         let volume = Float(max(0, min(100, options.volumePercent)) / 100)
         volumeBits.store(volume.bitPattern, ordering: .relaxed)
         playerInput = MixerInput(ring: ring, gain: volume)
-        // A rewind reads a stream's history again: the ring keeps up to half of itself, so
-        // with a large buffer it holds that much more (48 kHz stereo).
-        let history = (options.bufferMilliseconds ?? 0) * 2 * 48 * 2
         streamSlots = (0..<max(0, options.streamSlots)).map {
             StreamSlot(index: $0 + 1, ringSamples: max(1024, options.streamRingSamples, history))
         }
