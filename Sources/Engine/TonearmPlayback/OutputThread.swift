@@ -743,10 +743,11 @@ struct OutputThread {
         1000 + format.bufferFrames * 1000 / format.sampleRate
     }
 
-    /// Locks what the render path touches in memory, and says if that was refused.
+    /// Locks what the render path touches in memory, and says if that was refused. A stream
+    /// slot's ring is locked when the slot is first claimed.
     private mutating func lockMemory() {
         let regions = [ring.storageRegion, UnsafeMutableRawBufferPointer(start: period.buffer, count: period.bytes)]
-            + mixer.scratchRegions + engine.streamSlots.map(\.ring.storageRegion)
+            + mixer.scratchRegions
         let error = engine.lockMemoryRegions(regions)
         guard error > 0, !memoryLockRefused else { return }
         memoryLockRefused = true

@@ -175,6 +175,10 @@ extension PlaybackEngine {
         let claimed = streamClaims.withLock { _ -> StreamHandle? in
             guard let slot = streamSlots.first(where: { !$0.busy.load(ordering: .acquiring) }) else { return nil }
             slot.thread?.join()
+            if !slot.memoryLocked {
+                // A refusal is told once, by the output thread, for the player's own memory.
+                slot.memoryLocked = lockMemoryRegions([slot.ring.storageRegion]) == 0
+            }
             let feed: PCMFeed? = if case .feed(let feed) = source { feed } else { nil }
             let serial = slot.claim(feed: feed, gain: gain, fade: fade)
             busySlots.add(1, ordering: .releasing)

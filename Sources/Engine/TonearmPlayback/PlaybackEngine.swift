@@ -357,8 +357,8 @@ public final class PlaybackEngine: @unchecked Sendable {
     private var toldInterrupted = false
     private var announcedFinishedStreams: [Int]  // by slot: the serial of the last stream told
     private var threads: [NamedThread] = []
-    /// Locks memory for the output thread; a test's stand-in may refuse, as a low
-    /// RLIMIT_MEMLOCK does. Set before `start()`.
+    /// Locks memory for the output thread and the stream slots; a test's stand-in may refuse,
+    /// as a low RLIMIT_MEMLOCK does. Set before `start()`.
     var lockMemoryRegions: @Sendable ([UnsafeMutableRawBufferPointer]) -> Int32 = lockRegions
 
     /// `notify` is called, from the engine's threads, when `nextEvents(now:)` has something new

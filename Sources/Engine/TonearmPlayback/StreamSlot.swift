@@ -51,6 +51,9 @@ final class StreamSlot: @unchecked Sendable {
     private let pcm = Mutex<(serial: Int, feed: PCMFeed)?>(nil)
     /// The producer of the slot's current or last stream (control plane only).
     var thread: NamedThread?
+    /// Whether the ring is locked in memory: from the slot's first stream on, so that slots
+    /// never used cost no resident memory (control plane only, under the claim lock).
+    var memoryLocked = false
 
     init(index: Int, ringSamples: Int) {
         self.index = index
