@@ -37,6 +37,15 @@ final class DaemonBench {
         return Double(frames) / Double(rate)
     }
 
+    /// How far the audio heard may run ahead of `capturedSeconds` over an interval, for the
+    /// device in `status`: the file plugin holds back up to a buffer, and up to a buffer
+    /// already written is heard after the interval began; a period more for the device's steps.
+    static func captureSlack(_ status: [String: Any]) -> Double {
+        let device = status.object("device") ?? [:]
+        let frames = 2 * (device.int("bufferFrames") ?? 8192) + (device.int("periodFrames") ?? 1024)
+        return Double(frames) / Double(device.int("rate") ?? 48000)
+    }
+
     func fixture(_ name: String, _ fixture: FLACFixture) throws -> String { try bench.fixture(name, fixture) }
 
     /// `tonearm --socket … arguments`.
