@@ -25,11 +25,14 @@ final class DaemonBench {
     func path(_ name: String) -> String { bench.path(name) }
 
     /// Seconds of audio the daemon wrote to `pacedsplitcapture` so far, over every file it
-    /// started (one per open of the device); the file plugin holds back at most a buffer.
+    /// started (one per open of the device); the file plugin holds back at most a buffer. A
+    /// file the plugin has just created, its header not yet written, holds nothing yet.
     func capturedSeconds() throws -> Double {
         var frames = 0
         var rate = 48000
         for path in bench.alsa.splitCaptureFiles() {
+            let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
+            if size < 44 { continue }
             let wav = try WAVFile(path: path)
             frames += wav.frames
             rate = wav.sampleRate
