@@ -25,16 +25,28 @@ final class DaemonBench {
     func path(_ name: String) -> String { bench.path(name) }
 
     /// Seconds of audio the daemon wrote to `pacedsplitcapture` so far, over every file it
-    /// started (one per open of the device); the file plugin holds back at most a buffer.
+    /// started (one per open of the device); the file plugin holds back at most a buffer. A
+    /// file the plugin has just created, its header not yet written, holds nothing yet.
     func capturedSeconds() throws -> Double {
         var frames = 0
         var rate = 48000
         for path in bench.alsa.splitCaptureFiles() {
+            let size = (try? FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? 0
+            if size < 44 { continue }
             let wav = try WAVFile(path: path)
             frames += wav.frames
             rate = wav.sampleRate
         }
         return Double(frames) / Double(rate)
+    }
+
+    /// How far the audio heard may run ahead of `capturedSeconds` over an interval, for the
+    /// device in `status`: the file plugin holds back up to a buffer, and up to a buffer
+    /// already written is heard after the interval began; a period more for the device's steps.
+    static func captureSlack(_ status: [String: Any]) -> Double {
+        let device = status.object("device") ?? [:]
+        let frames = 2 * (device.int("bufferFrames") ?? 8192) + (device.int("periodFrames") ?? 1024)
+        return Double(frames) / Double(device.int("rate") ?? 48000)
     }
 
     func fixture(_ name: String, _ fixture: FLACFixture) throws -> String { try bench.fixture(name, fixture) }

@@ -23,11 +23,11 @@ final class DaemonHeardClockTests: XCTestCase {
         let second = try world.fixture("second.flac", taggedFixture(2, seconds: 4, seed: 200))
         try world.ok("add", first, second)
         try world.ok("play")
-        try world.waitForStatus(timeout: 5, "a second played") { ($0.double("elapsed") ?? 0) >= 1 }
+        try world.waitForStatus(timeout: 30, "a second played") { ($0.double("elapsed") ?? 0) >= 1 }
         let afterPlay = try heardBracket(world, before: 0)
         let device = try world.status().object("device") ?? [:]
         XCTAssertEqual(device.int("bufferFrames"), 8192, jsonText(device))
-        try world.waitForStatus(timeout: 5, "a second of the second track") {
+        try world.waitForStatus(timeout: 30, "a second of the second track") {
             $0.string("title") == "Track 2" && ($0.double("elapsed") ?? 0) >= 1
         }
         let afterChange = try heardBracket(world, before: 2)

@@ -153,15 +153,15 @@ final class DaemonLibraryTests: XCTestCase {
         mounted = false
         XCTAssertTrue(try waitUntil(timeout: 10) { (try world.statusJSON().object("library")?.array("unavailable") as? [String]) == ["usb"] })
         try world.ok("play")
-        try world.waitForStatus(timeout: 5, "the item on the stick skipped") { $0.string("title") == "Track 2" && $0.string("state") == "playing" }
+        try world.waitForStatus(timeout: 30, "the item on the stick skipped") { $0.string("title") == "Track 2" && $0.string("state") == "playing" }
         XCTAssertTrue(world.daemon.log.contains("the medium holding it (\(canonicalPath(music))/usb) is not mounted"), world.daemon.log)
 
         XCTAssertEqual(try runProcess("/bin/mount", ["--bind", stick, music + "/usb"]).status, 0)
         mounted = true
         XCTAssertTrue(try waitUntil(timeout: 10) { (try world.statusJSON().object("library")?.array("unavailable") as? [String]) == [] })
         try world.ok("previous")
-        try world.waitForStatus(timeout: 5, "the item on the stick plays again") { $0.string("title") == "Track 7" && $0.string("state") == "playing" }
-        try world.waitForStatus(timeout: 5, "audio from it") { ($0.double("elapsed") ?? 0) > 0.3 }
+        try world.waitForStatus(timeout: 30, "the item on the stick plays again") { $0.string("title") == "Track 7" && $0.string("state") == "playing" }
+        try world.waitForStatus(timeout: 30, "audio from it") { ($0.double("elapsed") ?? 0) > 0.3 }
     }
 
     /// A big first scan while playing on the paced device: no underrun.
@@ -178,7 +178,7 @@ final class DaemonLibraryTests: XCTestCase {
         // machine makes it.
         try world.ok("repeat", "one")
         try world.ok("play")
-        try world.waitForStatus(timeout: 5, "playing") { $0.object("device")?.string("state") == "open" && $0.double("elapsed") ?? 0 > 0.5 }
+        try world.waitForStatus(timeout: 30, "playing") { $0.object("device")?.string("state") == "open" && $0.double("elapsed") ?? 0 > 0.5 }
         // The scanner runs at idle priority: on a machine busy with other work it waits its turn.
         let update = try world.daemon.cli(["update"], timeout: 600)
         XCTAssertEqual(update.status, 0, "\(update)")

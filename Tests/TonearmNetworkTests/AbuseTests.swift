@@ -15,19 +15,19 @@ final class AbuseTests: XCTestCase {
     /// A client that sends requests as fast as it can (and reads its answers, so it is not
     /// dropped) must not make another wait for the flood to end: the loop reads a bounded
     /// amount from each client in turn, so every answer to the other client comes while the
-    /// flood still goes on.
+    /// flood still goes on, and the flooder's answers keep coming between them. Counted in
+    /// answers, not seconds: the flood lasts until the test has its answers.
     func testAClientFloodingRequestsDoesNotStarveAnother() throws {
         let running = try RunningServer()
         let flooder = Handover(value: try RawConnection(path: running.path))
         let done = Flag()
         let flooding = Flag()
         let flooded = Flag()
+        let floodAnswers = SharedCount()
         let batch = String(repeating: #"{"id":0,"command":"echo","value":"flood"}"# + "\n", count: 200)
         let writer = Thread {
-            // Until the test has its answers; a server that starves the other client keeps it
-            // waiting past its timeouts, and the flood ends on its own after a minute.
-            let start = Date()
-            while !done.isSet && Date().timeIntervalSince(start) < 60 {
+            // Until the test has its answers (or the server closes the connection).
+            while !done.isSet {
                 if !flooder.value.send(Array(batch.utf8)) { break }
                 flooding.set()
             }
@@ -38,19 +38,26 @@ final class AbuseTests: XCTestCase {
             while !done.isSet {
                 var entry = pollfd(fd: flooder.value.fd, events: Int16(POLLIN), revents: 0)
                 guard poll(&entry, 1, 100) >= 0 else { break }
-                if entry.revents != 0 && chunk.withUnsafeMutableBytes({ recv(flooder.value.fd, $0.baseAddress, $0.count, 0) }) <= 0 { break }
+                guard entry.revents != 0 else { continue }
+                let count = chunk.withUnsafeMutableBytes { recv(flooder.value.fd, $0.baseAddress, $0.count, 0) }
+                if count <= 0 { break }
+                floodAnswers.add(chunk[..<count].reduce(0) { $1 == 0x0A ? $0 + 1 : $0 })
             }
         }
         writer.start()
         reader.start()
         defer { done.set() }
-        XCTAssertTrue(waitUntil(timeout: 10) { flooding.isSet }, "the flood has begun")
+        XCTAssertTrue(waitUntil(timeout: 30) { flooding.isSet && floodAnswers.value > 0 }, "the flood has begun")
 
         let client = try ControlClient(path: running.path)
+        var floodAnsweredAt: [Int] = []
         for i in 0..<20 {
             XCTAssertEqual(try client.request("echo", [("value", .int(i))], timeout: 30), .int(i))
+            floodAnsweredAt.append(floodAnswers.value)
         }
         XCTAssertFalse(flooded.isSet, "every answer came while the flood went on")
+        XCTAssertGreaterThan(floodAnsweredAt.last ?? 0, floodAnsweredAt.first ?? 0,
+                             "the flooder was answered too between the other client's answers: \(floodAnsweredAt)")
         XCTAssertEqual(running.server.clientCount, 2, "the flooder reads its answers and stays")
     }
 
@@ -109,6 +116,13 @@ private func connectUnix(_ fd: Int32, _ path: String) -> Int32 {
     return withUnsafePointer(to: &address) {
         $0.withMemoryRebound(to: sockaddr.self, capacity: 1) { connect(fd, $0, socklen_t(MemoryLayout<sockaddr_un>.size)) }
     }
+}
+
+/// A count added to on one thread, read from any.
+final class SharedCount: Sendable {
+    private let count = Atomic<Int>(0)
+    var value: Int { count.load(ordering: .acquiring) }
+    func add(_ n: Int) { count.add(n, ordering: .releasing) }
 }
 
 /// A flag set once, read from any thread.

@@ -60,8 +60,9 @@ final class RunningServer: @unchecked Sendable {
 
     deinit { server.stop() }
 
-    /// Waits up to `seconds` for the server to have `count` clients.
-    func waitForClients(_ count: Int, seconds: Double = 3) -> Bool {
+    /// Waits up to `seconds` for the server to have `count` clients. The waits here end with
+    /// what they wait for; their defaults bound only a hang, so a busy machine does not fail them.
+    func waitForClients(_ count: Int, seconds: Double = 30) -> Bool {
         let deadline = Date().addingTimeInterval(seconds)
         while server.clientCount != count {
             if Date() > deadline { return false }
@@ -107,12 +108,12 @@ final class RawConnection {
     func shutdownWriting() { shutdown(fd, Int32(SHUT_WR)) }
 
     /// The next line as JSON; nil at end of stream or after `timeout` seconds.
-    func readMessage(timeout: Double = 3) -> JSONValue? {
+    func readMessage(timeout: Double = 30) -> JSONValue? {
         guard let line = readLine(timeout: timeout) else { return nil }
         return try? JSONValue.parse(line)
     }
 
-    func readLine(timeout: Double = 3) -> [UInt8]? {
+    func readLine(timeout: Double = 30) -> [UInt8]? {
         let deadline = Date().addingTimeInterval(timeout)
         while true {
             if let newline = buffer.firstIndex(of: 0x0A) {
@@ -133,7 +134,7 @@ final class RawConnection {
 
     /// True when the server closed the connection within `timeout` (reading and dropping
     /// whatever was still queued).
-    func isClosedByServer(timeout: Double = 3) -> Bool {
+    func isClosedByServer(timeout: Double = 30) -> Bool {
         let deadline = Date().addingTimeInterval(timeout)
         var chunk = [UInt8](repeating: 0, count: 65536)
         while deadline.timeIntervalSinceNow > 0 {
