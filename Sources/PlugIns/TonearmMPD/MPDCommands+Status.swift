@@ -57,7 +57,10 @@ extension MPDCommands {
                     out += "nextsong: \(next)\nnextsongid: \(queue.items[next].id)\n"
                 }
             }
-            if state.library.scan.isScanning { out += "updating_db: \(state.library.scan.job)\n" }
+            // From the `update` that queued it, as mpd: a client that polls for the end of its
+            // scan must not take one not started yet for one done.
+            let scan = state.library.scan
+            if scan.isScanning || scan.job > scan.finishedJob { out += "updating_db: \(scan.job)\n" }
             return out
         }
 
