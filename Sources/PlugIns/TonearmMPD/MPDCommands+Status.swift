@@ -69,7 +69,7 @@ extension MPDCommands {
             let state = await mpd.plane.snapshot()
             if let link = state.nowPlayingLink { return MPDSong.block(linked: link, state.nowPlaying, tags: call.client.tags) }
             guard let id = state.queue.currentItemID, let position = state.queue.items.firstIndex(where: { $0.id == id }) else { return "" }
-            return try await mpd.songs([(position, state.queue.items[position])], call.client)
+            return try await mpd.songs([(position, state.queue.items[position])], call)
         }
 
         static func stats(_ mpd: isolated MPDCommands, _ call: Call) async throws(MPDError) -> String {
