@@ -11,7 +11,7 @@ import TonearmPlayer
 import XCTest
 
 /// The MPD server on a real TCP socket, read by a client as slow as a phone on weak Wi-Fi:
-/// a small receive buffer, a few hundred bytes at a time, with pauses.
+/// a small receive buffer, 2 KB at a time, with pauses.
 final class MPDSlowReaderTests: XCTestCase {
     private static let songs = 3000
 
@@ -47,7 +47,7 @@ final class MPDSlowReaderTests: XCTestCase {
         XCTAssertEqual(try Self.readLine(client), "OK MPD 0.23.5")
         try Self.send(client, "playlistinfo\n")
         var received: [UInt8] = []
-        var piece = [UInt8](repeating: 0, count: 512)
+        var piece = [UInt8](repeating: 0, count: 2048)
         var reads = 0
         while !(received.count >= 3 && received.suffix(3) == Array("OK\n".utf8)) {
             let n = recv(client, &piece, piece.count, 0)
@@ -57,7 +57,7 @@ final class MPDSlowReaderTests: XCTestCase {
             }
             received += piece[0..<n]
             reads += 1
-            if reads % 8 == 0 { usleep(1000) }
+            if reads % 4 == 0 { usleep(1000) }
         }
         let lines = String(decoding: received, as: UTF8.self).split(separator: "\n").map(String.init)
         XCTAssertEqual(lines.count, String(decoding: expected, as: UTF8.self).split(separator: "\n").count)
@@ -95,11 +95,11 @@ final class MPDSlowReaderTests: XCTestCase {
         return Int(UInt16(bigEndian: address.sin_port))
     }
 
-    /// A TCP client with a 4 KB receive buffer, once the server listens.
+    /// A TCP client with a 16 KB receive buffer, once the server listens.
     private static func connect(port: Int) async throws -> Int32 {
         for _ in 0..<500 {
             let fd = socket(AF_INET, Int32(SOCK_STREAM.rawValue), 0)
-            var size: Int32 = 4096
+            var size: Int32 = 16384
             setsockopt(fd, SOL_SOCKET, SO_RCVBUF, &size, socklen_t(MemoryLayout<Int32>.size))
             var address = sockaddr_in()
             address.sin_family = sa_family_t(AF_INET)
