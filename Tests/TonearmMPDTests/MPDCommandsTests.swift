@@ -58,6 +58,25 @@ final class MPDCommandsTests: XCTestCase {
         XCTAssertFalse(empty.contains { $0.hasPrefix("song") || $0.hasPrefix("time") || $0.hasPrefix("elapsed") }, "\(empty)")
     }
 
+    func testStatusShowsAScanFromTheUpdateThatQueuedItUntilItIsDone() async throws {
+        var queued = ControlState()
+        queued.library.scan.job = 4
+        queued.library.scan.finishedJob = 3
+        let waiting = try await answer(TestControlPlane(queued), ["status"])
+        XCTAssertEqual(waiting.filter { $0.hasPrefix("updating_db") }, ["updating_db: 4"])
+
+        var running = queued
+        running.library.scan.isScanning = true
+        let scanning = try await answer(TestControlPlane(running), ["status"])
+        XCTAssertEqual(scanning.filter { $0.hasPrefix("updating_db") }, ["updating_db: 4"])
+
+        var done = queued
+        done.library.scan.finishedJob = 4
+        let finished = try await answer(TestControlPlane(done), ["status"])
+        XCTAssertEqual(finished.filter { $0.hasPrefix("updating_db") }, [])
+        XCTAssertEqual(finished.last, "OK")
+    }
+
     func testCurrentSongAndQueueListingsNameFilesRelativeToTheMusicDirectory() async throws {
         let plane = TestControlPlane(state())
         try await expect(plane, ["currentsong"], [

@@ -173,6 +173,106 @@ final class MPDConnectionTests: XCTestCase {
         XCTAssertFalse(other.isActive)
     }
 
+    // MARK: Slow readers
+
+    /// A socket that has taken none of what was written to it until the test says so, as the
+    /// socket of a client that reads slowly, or not at all.
+    private final class HeldWrites: ChannelOutboundHandler {
+        typealias OutboundIn = ByteBuffer
+        private var held: [(NIOAny, EventLoopPromise<Void>?)] = []
+
+        func write(context: ChannelHandlerContext, data: NIOAny, promise: EventLoopPromise<Void>?) {
+            held.append((data, promise))
+        }
+
+        func flush(context: ChannelHandlerContext) {}
+
+        /// What the client never took fails, as a socket's pending writes do when it closes.
+        func close(context: ChannelHandlerContext, mode: CloseMode, promise: EventLoopPromise<Void>?) {
+            let dropped = held
+            held = []
+            for (_, promise) in dropped { promise?.fail(ChannelError.ioOnClosedChannel) }
+            context.close(mode: mode, promise: promise)
+        }
+
+        /// The client reads what was written first.
+        func takeOne(_ context: ChannelHandlerContext) {
+            guard !held.isEmpty else { return }
+            let (data, promise) = held.removeFirst()
+            context.writeAndFlush(data, promise: promise)
+        }
+
+        var count: Int { held.count }
+    }
+
+    /// A client behind `HeldWrites`, and a way to make it read one write.
+    private func connectHeld(_ service: MPDService) throws -> (EmbeddedChannel, HeldWrites, read: () -> Void) {
+        let channel = EmbeddedChannel()
+        let held = HeldWrites()
+        try channel.pipeline.syncOperations.addHandler(held)
+        let context = try channel.pipeline.syncOperations.context(handler: held)
+        try channel.connect(to: SocketAddress(unixDomainSocketPath: "/mpd.sock")).wait()
+        try service.admit(channel)
+        return (channel, held, { held.takeOne(context) })
+    }
+
+    func testAClientThatReadsSlowlyGetsItsWholeAnswerInOrderHoweverLongItTakes() throws {
+        let service = makeService { $0.connectionTimeout = .seconds(60) }
+        let (channel, held, read) = try connectHeld(service)
+        read()
+        XCTAssertEqual(try channel.sentLines(), ["OK MPD 0.23.5"])
+        try channel.send("playlistinfo\nstatus\n")
+        let request = taken()
+        XCTAssertEqual(request.map(\.0.commands), [[MPDCommand("playlistinfo")]])
+        request[0].1.send(Array("file: a.flac\nPos: 0\nfile: b.flac\nPos: 1\nOK\n".utf8))
+        // The answer waits for the client for 50 s, then is read; the next is asked and
+        // waits as long: each write it takes starts the timeout over.
+        channel.embeddedEventLoop.advanceTime(by: .seconds(50))
+        XCTAssertEqual(held.count, 1)
+        read()
+        XCTAssertEqual(try channel.sentLines(), ["file: a.flac", "Pos: 0", "file: b.flac", "Pos: 1", "OK"])
+        taken()[0].1.send(Array("state: play\nOK\n".utf8))
+        channel.embeddedEventLoop.advanceTime(by: .seconds(50))
+        XCTAssertTrue(channel.isActive, "a client that reads, however slowly, is kept")
+        read()
+        XCTAssertEqual(try channel.sentLines(), ["state: play", "OK"])
+        XCTAssertTrue(channel.isActive)
+    }
+
+    func testAClientThatReadsNothingOfItsAnswerIsClosedWhenTheTimeoutIsUp() throws {
+        let logged = Mutex<[String]>([])
+        let service = makeService {
+            $0.connectionTimeout = .seconds(60)
+            $0.log = { line in logged.withLock { $0.append(line) } }
+        }
+        let (channel, held, read) = try connectHeld(service)
+        read()
+        XCTAssertEqual(try channel.sentLines(), ["OK MPD 0.23.5"])
+        try channel.send("listallinfo\n")
+        taken()[0].1.send(Array("file: a.flac\nOK\n".utf8))
+        channel.embeddedEventLoop.advanceTime(by: .seconds(59))
+        XCTAssertTrue(channel.isActive)
+        channel.embeddedEventLoop.advanceTime(by: .seconds(1))
+        XCTAssertFalse(channel.isActive, "its answer waited 60 s for it")
+        XCTAssertEqual(held.count, 0, "what waited for it was dropped with the connection")
+        XCTAssertEqual(logged.withLock { $0 }, ["mpd: client 1 disconnected: it took none of its answer for 60 s (it stopped reading)"])
+    }
+
+    func testAClientThatReadsNothingWhileItsLongAnswerIsMadeIsClosedToo() throws {
+        let service = makeService { $0.connectionTimeout = .seconds(60) }
+        let (channel, _, read) = try connectHeld(service)
+        read()
+        XCTAssertEqual(try channel.sentLines(), ["OK MPD 0.23.5"])
+        try channel.send("listallinfo\n")
+        let reply = taken()[0].1
+        // The first part is handed over; the next would be made once it is written.
+        let written = Mutex<[Bool]>([])
+        reply.write(Array("file: a.flac\n".utf8)) { ok in written.withLock { $0.append(ok) } }
+        channel.embeddedEventLoop.advanceTime(by: .seconds(60))
+        XCTAssertFalse(channel.isActive, "a long answer the client stopped reading is not waited for forever")
+        XCTAssertEqual(written.withLock { $0 }, [false], "the maker of the answer is told to stop")
+    }
+
     // MARK: Password
 
     func testIdleBeforeThePasswordIsRefusedAndTheTimeoutKept() throws {

@@ -170,7 +170,7 @@ extension MPDCommands {
                     range = asked.clamped(to: 0..<items.count)
                 }
             }
-            return try await mpd.songs(range.map { ($0, items[$0]) }, call.client)
+            return try await mpd.songs(range.map { ($0, items[$0]) }, call)
         }
 
         /// `plchanges VERSION [START:END]` (the songs) and `plchangesposid VERSION [START:END]`
@@ -185,24 +185,38 @@ extension MPDCommands {
             guard call.name == "plchanges" else {
                 return positions.map { "cpos: \($0)\nId: \(queue.items[$0].id)\n" }.joined()
             }
-            return try await mpd.songs(positions.map { ($0, queue.items[$0]) }, call.client)
+            return try await mpd.songs(positions.map { ($0, queue.items[$0]) }, call)
         }
     }
 
     // MARK: Queue songs
 
-    /// Queue items as MPD shows them, the index's songs looked up on the worker pool.
-    func songs(_ items: [(position: Int, item: QueueItem)], _ client: Client) async throws(MPDError) -> String {
-        let items = items.map { (position: $0.position, item: $0.item, path: uri($0.item.path)) }
-        let tags = client.tags, catalog = plane.catalog
-        guard catalog != nil else {
-            return items.map { Self.song($0.item, path: $0.path, song: nil, position: $0.position, tags: tags) }.joined()
+    /// Queue items as MPD shows them, the index's songs looked up on the worker pool, into the
+    /// call's answer a page at a time: a whole library queued is 20,000 songs, a few megabytes
+    /// that are handed to the client as they are made, never held whole.
+    func songs(_ items: [(position: Int, item: QueueItem)], _ call: Call) async throws(MPDError) -> String {
+        let tags = call.client.tags, catalog = plane.catalog
+        for start in stride(from: 0, to: items.count, by: Self.songsPage) {
+            let page = items[start..<min(items.count, start + Self.songsPage)].map {
+                (position: $0.position, item: $0.item, path: uri($0.item.path))
+            }
+            let text: String
+            if catalog == nil {
+                text = page.map { Self.song($0.item, path: $0.path, song: nil, position: $0.position, tags: tags) }.joined()
+            } else {
+                text = try await work { () throws(MPDError) -> String in
+                    page.map { Self.song($0.item, path: $0.path, song: try? Self.librarySong($0.path, catalog), position: $0.position, tags: tags) }
+                        .joined()
+                }
+            }
+            call.out.append(text)
+            try await call.out.drain()
         }
-        return try await work { () throws(MPDError) -> String in
-            items.map { Self.song($0.item, path: $0.path, song: try? Self.librarySong($0.path, catalog), position: $0.position, tags: tags) }
-                .joined()
-        }
+        return ""
     }
+
+    /// Queue songs made per turn of `songs`: about 200 KB of answer.
+    static let songsPage = 500
 
     /// A queue item as MPD shows it: the library's tags when the index has the file.
     static func song(_ item: QueueItem, path: String, song: LibrarySong?, position: Int, tags: [Tag]) -> String {

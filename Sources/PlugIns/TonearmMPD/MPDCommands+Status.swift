@@ -57,7 +57,10 @@ extension MPDCommands {
                     out += "nextsong: \(next)\nnextsongid: \(queue.items[next].id)\n"
                 }
             }
-            if state.library.scan.isScanning { out += "updating_db: \(state.library.scan.job)\n" }
+            // From the `update` that queued it, as mpd: a client that polls for the end of its
+            // scan must not take one not started yet for one done.
+            let scan = state.library.scan
+            if scan.isScanning || scan.job > scan.finishedJob { out += "updating_db: \(scan.job)\n" }
             return out
         }
 
@@ -66,7 +69,21 @@ extension MPDCommands {
             let state = await mpd.plane.snapshot()
             if let link = state.nowPlayingLink { return MPDSong.block(linked: link, state.nowPlaying, tags: call.client.tags) }
             guard let id = state.queue.currentItemID, let position = state.queue.items.firstIndex(where: { $0.id == id }) else { return "" }
-            return try await mpd.songs([(position, state.queue.items[position])], call.client)
+            let item = state.queue.items[position]
+            let path = mpd.uri(item.path)
+            // Clients ask for it with every `status`: the index's song is read once per song and
+            // scan done, not on the worker pool each time.
+            let scan = state.library.scan
+            let settled = !scan.isScanning && scan.job == scan.finishedJob
+            let song: LibrarySong?
+            if settled, let known = mpd.currentSong, known.path == path, known.scan == scan.finishedJob {
+                song = known.song
+            } else {
+                let catalog = mpd.plane.catalog
+                song = catalog == nil ? nil : try await mpd.work { () throws(MPDError) -> LibrarySong? in try? MPDCommands.librarySong(path, catalog) }
+                mpd.currentSong = settled ? (path, scan.finishedJob, song) : nil
+            }
+            return MPDCommands.song(item, path: path, song: song, position: position, tags: call.client.tags)
         }
 
         static func stats(_ mpd: isolated MPDCommands, _ call: Call) async throws(MPDError) -> String {

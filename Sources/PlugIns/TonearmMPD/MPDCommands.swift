@@ -58,6 +58,11 @@ actor MPDCommands {
     /// The picture read last started: the next waits for it.
     var lastPictureRead: Task<Result<PictureCache.Picture?, MPDError>, Never>?
 
+    /// The index's song for the current song's path (nil: the index has no such file) as of
+    /// the scan `scan` finished: what `currentsong` shows until another song plays or another
+    /// scan is done.
+    var currentSong: (path: String, scan: Int, song: LibrarySong?)?
+
     /// Whose turn a library query waits for on the worker pool: the request's client.
     @TaskLocal static var requester = "mpd"
 

@@ -57,10 +57,16 @@ final class MPDConnection: ChannelInboundHandler {
     /// What changed since the last `idle` answer.
     private var events = Set<String>()
     /// Closes a client that says nothing for `connectionTimeout`, unless it idles or waits for
-    /// an answer. Armed once and moved on when it fires early, rather than re-armed per line.
+    /// an answer, and one that takes none of its answer for as long. Armed once and moved on
+    /// when it fires early, rather than re-armed per line.
     private var silence: Scheduled<Void>?
-    /// The last line heard or answer sent, from which the timeout counts.
+    /// The last line heard, answer written, or write that began to wait for the client, from
+    /// which the timeout counts.
     private var lastActivity = NIODeadline.uptimeNanoseconds(0)
+    /// Writes the socket has not taken yet: the client has not read what came before them.
+    /// A slow reader takes them a little at a time (each one taken starts the timeout over);
+    /// one that reads nothing is closed when the timeout is up.
+    private var unwritten = 0
 
     /// MPD's idle subsystems, in the order `idle` lists them.
     static let subsystems = ["database", "stored_playlist", "playlist", "player", "mixer", "output", "options",
@@ -92,7 +98,7 @@ final class MPDConnection: ChannelInboundHandler {
     private func greet(_ context: ChannelHandlerContext) {
         guard !greeted else { return }
         greeted = true
-        write("OK MPD \(MPDServer.protocolVersion)\n", flush: true)
+        write("OK MPD \(MPDServer.protocolVersion)\n")
         armTimeout()
     }
 
@@ -332,13 +338,12 @@ final class MPDConnection: ChannelInboundHandler {
     }
 
     /// Part of a long answer: `done` is told once it is written (or that it never will be).
+    /// The next part is made only then, so what waits for a slow reader is one part.
     private func repliedInPart(_ bytes: [UInt8], done: @escaping @Sendable (Bool) -> Void) {
         guard !closing, let context else { return done(false) }
         var buffer = context.channel.allocator.buffer(capacity: bytes.count)
         buffer.writeBytes(bytes)
-        context.writeAndFlush(wrapOutboundOut(buffer)).whenComplete { result in
-            if case .success = result { done(true) } else { done(false) }
-        }
+        output(buffer, done: done)
     }
 
     private func replied(_ bytes: [UInt8], close: Bool) {
@@ -346,7 +351,7 @@ final class MPDConnection: ChannelInboundHandler {
         guard !closing, let context else { return }
         var buffer = context.channel.allocator.buffer(capacity: bytes.count)
         buffer.writeBytes(bytes)
-        context.writeAndFlush(wrapOutboundOut(buffer), promise: nil)
+        output(buffer)
         if close {
             hangUp()
             return
@@ -357,33 +362,49 @@ final class MPDConnection: ChannelInboundHandler {
 
     /// An answer the connection gives itself; the next queued line follows.
     private func answer(_ text: String) {
-        write(text, flush: true)
+        write(text)
         armTimeout()
         drain()
     }
 
-    private func write(_ text: String, flush: Bool) {
+    private func write(_ text: String) {
         guard !closing, let context else { return }
-        let buffer = context.channel.allocator.buffer(string: text)
-        if flush {
-            context.writeAndFlush(wrapOutboundOut(buffer), promise: nil)
-        } else {
-            context.write(wrapOutboundOut(buffer), promise: nil)
+        output(context.channel.allocator.buffer(string: text))
+    }
+
+    /// Writes and flushes `buffer`, counted in `unwritten` until the socket takes it; `done`
+    /// is told whether it was written.
+    private func output(_ buffer: ByteBuffer, done: (@Sendable (Bool) -> Void)? = nil) {
+        guard let context else {
+            done?(false)
+            return
+        }
+        let loop = context.eventLoop
+        if unwritten == 0 {
+            lastActivity = loop.now
+            if silence == nil, let timeout = service.options.connectionTimeout { scheduleTimeout(at: lastActivity + timeout) }
+        }
+        unwritten += 1
+        context.writeAndFlush(wrapOutboundOut(buffer)).assumeIsolated().whenComplete { result in
+            self.unwritten -= 1
+            self.lastActivity = loop.now
+            guard let done else { return }
+            if case .success = result { done(true) } else { done(false) }
         }
     }
 
     /// An error line, then the door.
     private func fail(_ line: String) {
-        write(line, flush: true)
+        write(line)
         hangUp()
     }
 
     private func hangUp() {
         guard !closing, let context else { return }
         closing = true
-        silence?.cancel()
         let channel = context.channel
-        // Writes complete in order: once this empty one has, everything before it is out.
+        // Writes complete in order: once this empty one has, everything before it is out. (A
+        // client that takes none of it is closed by the timeout, which stays armed.)
         context.writeAndFlush(wrapOutboundOut(channel.allocator.buffer(capacity: 0))).whenComplete { _ in
             channel.close(promise: nil)
         }
@@ -414,11 +435,19 @@ final class MPDConnection: ChannelInboundHandler {
 
     private func timedOut() {
         silence = nil
-        // Busy or idling: the answer that ends it starts the silence over.
-        guard let timeout = service.options.connectionTimeout, let context, !busy, idling == nil, !closing else { return }
+        guard let timeout = service.options.connectionTimeout, let context, context.channel.isActive else { return }
+        let stalled = unwritten > 0
+        // Busy or idling, with nothing waiting for the client: the answer that ends it starts
+        // the silence over.
+        guard stalled || (!busy && idling == nil && !closing) else { return }
         let deadline = lastActivity + timeout
         if deadline > context.eventLoop.now {
             scheduleTimeout(at: deadline)
+        } else if stalled {
+            // Its answer cannot be written, so neither can an error line: the door at once.
+            service.options.log?("mpd: client \(clientID) disconnected: it took none of its answer for \(timeout.nanoseconds / 1_000_000_000) s (it stopped reading)")
+            closing = true
+            context.close(promise: nil)
         } else {
             hangUp()
         }

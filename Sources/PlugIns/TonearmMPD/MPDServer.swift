@@ -56,8 +56,12 @@ final class MPDReply: Sendable {
 
     /// Sends part of the answer; false when the client is gone (stop making the rest).
     func write(_ bytes: [UInt8]) async -> Bool {
-        await withCheckedContinuation { continuation in part(bytes) { continuation.resume(returning: $0) } }
+        await withCheckedContinuation { continuation in write(bytes) { continuation.resume(returning: $0) } }
     }
+
+    /// Sends part of the answer; `done` is told once the socket took it, or false when it
+    /// never will (the client is gone).
+    func write(_ bytes: [UInt8], done: @escaping @Sendable (Bool) -> Void) { part(bytes, done) }
 }
 
 public struct MPDServerOptions: Sendable {
