@@ -48,11 +48,16 @@ enum IndexDatabase {
             has_picture INTEGER NOT NULL,
             available INTEGER NOT NULL DEFAULT 1);
         CREATE INDEX IF NOT EXISTS tracks_directory ON tracks(directory);
+        \(unavailableIndex);
         \(tagTables)
         CREATE TABLE IF NOT EXISTS failures(
             path TEXT PRIMARY KEY, size INTEGER NOT NULL, modified_ns INTEGER NOT NULL, reason TEXT NOT NULL);
         DROP TABLE IF EXISTS playlists;
         """
+
+    /// The tracks on a medium that is not mounted, usually none: a list of values checks its
+    /// tracks against this (`open` makes it in a database made without it).
+    static let unavailableIndex = "CREATE INDEX IF NOT EXISTS tracks_unavailable ON tracks(id) WHERE available = 0"
 
     /// The tag values and the search index over them (schema 4).
     static let tagTables = """
@@ -196,6 +201,7 @@ enum IndexDatabase {
             throw SQLiteError(database: path, statement: nil, code: foreignSchemaCode,
                               message: "not a Tonearm library of schema \(schemaVersion) (user_version \(version), \(tables) tables)")
         }
+        try db.execute(unavailableIndex)
         // What a scan cut short left to its end.
         try db.execute(valueIndex)
         if try db.integer("SELECT count(*) FROM meta WHERE key = '\(pendingSearchKey)'") == 1 { try fillSearchIndex(db) }
