@@ -356,6 +356,7 @@ final class IndexTests: IndexTestCase {
         mounted = false
         XCTAssertTrue(waitUntil(timeout: 10) { index.unavailable == ["usb"] }, "unavailable: \(index.unavailable)")
         XCTAssertEqual(try paths(index.catalog, [TagFilter(.tag(.album), "On The Stick")], .exact), [])
+        XCTAssertFalse(try values(index.catalog, .album).contains("On The Stick"))
         XCTAssertEqual(try index.catalog.totals().songs, 4)
         // A full rescan keeps them, unavailable.
         let rescan = try scan(index)
@@ -366,6 +367,7 @@ final class IndexTests: IndexTestCase {
         mounted = true
         XCTAssertTrue(waitUntil(timeout: 10) { index.unavailable.isEmpty }, "still unavailable: \(index.unavailable)")
         XCTAssertEqual(try paths(index.catalog, [TagFilter(.tag(.album), "On The Stick")], .exact), ["usb/Album/01.flac"])
+        XCTAssertTrue(try values(index.catalog, .album).contains("On The Stick"))
     }
 
     func testANameThatIsNotUTF8IsIndexed() throws {
