@@ -194,8 +194,9 @@ final class IndexTests: IndexTestCase {
         XCTAssertEqual(try paths(index.catalog, [TagFilter(.tag(.title), "sh st")], .substring), ["New/01.flac"])
         XCTAssertEqual(try paths(index.catalog, [TagFilter(.tag(.album), "abbey")], .substring).count, 3)
 
-        // A database of schema 1 (a search index per track) is brought to schema 2.
+        // A database of schema 1 (a search index per track) is brought to the current one.
         index.stop()
+        try makeSchema3()
         try Database(path: tmp.file("library.db")).execute("""
             DROP TABLE value_text;
             CREATE VIRTUAL TABLE track_text USING fts5(artist, album, albumartist, title, composer, performer, tokenize = 'trigram');
@@ -219,7 +220,10 @@ final class IndexTests: IndexTestCase {
         func values(_ tag: Tag) throws -> [String] {
             var found: [String] = []
             let db = try Database(path: tmp.file("library.db"))
-            try db.prepare("SELECT value FROM tags WHERE tag = ? ORDER BY track").rows([.integer(tag.index)]) { row in
+            // Schema 2 kept the values in `tags`, the current one in `tag_values`.
+            let values = try db.integer("SELECT count(*) FROM sqlite_master WHERE name = 'tag_values'") == 1
+                ? "(SELECT value FROM tag_values WHERE id = tags.value)" : "value"
+            try db.prepare("SELECT \(values) FROM tags WHERE tag = ? ORDER BY track").rows([.integer(tag.index)]) { row in
                 found.append(row.text(0) ?? "?")
                 return true
             }
@@ -230,6 +234,7 @@ final class IndexTests: IndexTestCase {
         XCTAssertEqual(try paths(index.catalog, [TagFilter(.tag(.track), "3")], .exact), ["Album/03.flac"])
 
         index.stop()
+        try makeSchema3()
         try Database(path: tmp.file("library.db")).execute("""
             UPDATE tags SET value = '3/12' WHERE tag = \(Tag.track.index) AND value = '3';
             INSERT INTO tags(track, tag, seq, value, sort, own)
@@ -238,7 +243,7 @@ final class IndexTests: IndexTestCase {
             """)
         XCTAssertEqual(try values(.track), ["3/12", "4"])
         (index, _) = try makeIndex()
-        XCTAssertEqual(try Database(path: tmp.file("library.db")).integer("PRAGMA user_version"), 3)
+        XCTAssertEqual(try Database(path: tmp.file("library.db")).integer("PRAGMA user_version"), IndexDatabase.schemaVersion)
         XCTAssertEqual(try values(.track), ["3", "4"])
         XCTAssertEqual(try values(.disc), ["1"])
         XCTAssertEqual(try paths(index.catalog, [TagFilter(.tag(.track), "3")], .exact), ["Album/03.flac"])
@@ -351,6 +356,7 @@ final class IndexTests: IndexTestCase {
         mounted = false
         XCTAssertTrue(waitUntil(timeout: 10) { index.unavailable == ["usb"] }, "unavailable: \(index.unavailable)")
         XCTAssertEqual(try paths(index.catalog, [TagFilter(.tag(.album), "On The Stick")], .exact), [])
+        XCTAssertFalse(try values(index.catalog, .album).contains("On The Stick"))
         XCTAssertEqual(try index.catalog.totals().songs, 4)
         // A full rescan keeps them, unavailable.
         let rescan = try scan(index)
@@ -361,6 +367,7 @@ final class IndexTests: IndexTestCase {
         mounted = true
         XCTAssertTrue(waitUntil(timeout: 10) { index.unavailable.isEmpty }, "still unavailable: \(index.unavailable)")
         XCTAssertEqual(try paths(index.catalog, [TagFilter(.tag(.album), "On The Stick")], .exact), ["usb/Album/01.flac"])
+        XCTAssertTrue(try values(index.catalog, .album).contains("On The Stick"))
     }
 
     func testANameThatIsNotUTF8IsIndexed() throws {
@@ -407,4 +414,44 @@ final class IndexTests: IndexTestCase {
         XCTAssertEqual(stored.map(\.name), ["Road Trip"])
         XCTAssertEqual(stored.first?.entries, ["Beatles/Abbey Road/01.flac", "Mix/01.flac"])
     }
+
+    /// A database of schema 3, which wrote each track's values out in `tags`, is brought to the
+    /// current schema with every answer as it was.
+    func testADatabaseOfSchema3IsMigrated() throws {
+        try writeTree()
+        var (index, _) = try makeIndex()
+        try scan(index)
+        func answers(_ catalog: any LibraryCatalog) throws -> [[String]] {
+            [try values(catalog, .albumArtist), try values(catalog, .album, groupedBy: [.albumArtist]),
+             try paths(catalog, [TagFilter(.tag(.album), "Abbey Road")], .exact),
+             try paths(catalog, [TagFilter(.tag(.title), "TOGETHER")], .substring),
+             try songs(catalog, [], .exact).map { $0.tags.map { "\($0.tag.rawValue)=\($0.value)" }.joined(separator: ";") }]
+        }
+        let before = try answers(index.catalog)
+        index.stop()
+        try makeSchema3()
+        (index, _) = try makeIndex()
+        XCTAssertEqual(try Database(path: tmp.file("library.db")).integer("PRAGMA user_version"), IndexDatabase.schemaVersion)
+        XCTAssertEqual(try answers(index.catalog), before)
+        XCTAssertEqual(try scan(index).unchanged, 4)
+        XCTAssertEqual(try answers(index.catalog), before)
+    }
+
+    /// The database as schema 3 had it: each track's tag values written out in `tags`, and a
+    /// search index that kept its own copy of them.
+    func makeSchema3() throws {
+        let searched = IndexDatabase.searchedTags.map { String($0.index) }.joined(separator: ", ")
+        try Database(path: tmp.file("library.db")).execute("""
+            CREATE TABLE tags_3(track INTEGER NOT NULL, tag INTEGER NOT NULL, seq INTEGER NOT NULL, value TEXT NOT NULL,
+                sort TEXT, own INTEGER NOT NULL, PRIMARY KEY(track, tag, seq)) WITHOUT ROWID;
+            INSERT INTO tags_3 SELECT g.track, g.tag, g.seq, v.value, g.sort, g.own FROM tags g JOIN tag_values v ON v.id = g.value;
+            DROP TABLE value_text; DROP VIEW searched_values; DROP TABLE tags; DROP TABLE tag_values;
+            ALTER TABLE tags_3 RENAME TO tags;
+            CREATE INDEX tags_value ON tags(tag, value);
+            CREATE VIRTUAL TABLE value_text USING fts5(value, tag UNINDEXED, tokenize = 'trigram');
+            INSERT INTO value_text(value, tag) SELECT DISTINCT value, tag FROM tags WHERE tag IN (\(searched));
+            PRAGMA user_version = 3
+            """)
+    }
+
 }

@@ -66,19 +66,24 @@ final class IndexCatalog: LibraryCatalog, @unchecked Sendable {
         var joins: [String] = []
         var order: [String] = []
         for (n, group) in groups.enumerated() {
-            joins.append("LEFT JOIN tags g\(n) ON g\(n).track = v.track AND g\(n).tag = \(group.index)")
-            select.append("coalesce(g\(n).value, '')")
-            order += ["min(coalesce(g\(n).sort, g\(n).value, ''))", "coalesce(g\(n).value, '')"]
+            joins.append("""
+                LEFT JOIN tags g\(n) ON g\(n).track = v.track AND g\(n).tag = \(group.index)
+                LEFT JOIN tag_values gv\(n) ON gv\(n).id = g\(n).value
+                """)
+            select.append("coalesce(gv\(n).value, '')")
+            order += ["min(coalesce(g\(n).sort, gv\(n).value, ''))", "coalesce(gv\(n).value, '')"]
         }
-        select.append("v.value")
-        order += ["min(coalesce(v.sort, v.value))", "v.value"]
-        // Unfiltered, each value's track is looked up by its key: a list of every available
-        // track's id to probe instead would be built first, for twice the time on 20,000.
-        let restriction = filters.isEmpty ? "" : "AND v.track IN (SELECT t.id FROM tracks t WHERE \(condition))"
-        let available = filters.isEmpty ? "JOIN tracks a ON a.id = v.track AND a.available = 1" : ""
+        select.append("vv.value")
+        order += ["min(coalesce(v.sort, vv.value))", "vv.value"]
+        // Unfiltered, a value's tracks are checked against the few unavailable ones (an index
+        // of them alone), not each looked up in `tracks`.
+        let restriction = filters.isEmpty
+            ? "AND v.track NOT IN (SELECT id FROM tracks WHERE available = 0)"
+            : "AND v.track IN (SELECT t.id FROM tracks t WHERE \(condition))"
         let sql = """
-            SELECT \(select.joined(separator: ", ")) FROM tags v \(available) \(joins.joined(separator: " "))
-            WHERE v.tag = \(tag.index) \(restriction)
+            SELECT \(select.joined(separator: ", ")) FROM tag_values vv JOIN tags v ON v.value = vv.id
+            \(joins.joined(separator: " "))
+            WHERE vv.tag = \(tag.index) \(restriction)
             GROUP BY \(select.joined(separator: ", ")) ORDER BY \(order.joined(separator: ", "))
             """
         try query { db throws(SQLiteError) in
@@ -95,9 +100,10 @@ final class IndexCatalog: LibraryCatalog, @unchecked Sendable {
             var counts: [SongCount] = []
             if let group {
                 try db.prepare("""
-                    SELECT coalesce(g.value, ''), count(DISTINCT t.id), total(t.duration) FROM tracks t
+                    SELECT coalesce(gv.value, ''), count(DISTINCT t.id), total(t.duration) FROM tracks t
                     LEFT JOIN tags g ON g.track = t.id AND g.tag = \(group.index)
-                    WHERE \(condition) GROUP BY 1 ORDER BY min(coalesce(g.sort, g.value, '')), 1
+                    LEFT JOIN tag_values gv ON gv.id = g.value
+                    WHERE \(condition) GROUP BY 1 ORDER BY min(coalesce(g.sort, gv.value, '')), 1
                     """).rows(values) { row in
                     counts.append(SongCount(group: row.text(0) ?? "", songs: row.integer(1), playTime: row.real(2)))
                     return true
@@ -178,7 +184,8 @@ final class IndexCatalog: LibraryCatalog, @unchecked Sendable {
         SELECT t.path, t.duration, t.rate, t.bits, t.channels, t.size, t.modified, t.has_picture, t.available,
             t.rg_track_gain, t.rg_track_peak, t.rg_album_gain, t.rg_album_peak,
             (SELECT group_concat(tag || char(31) || value, char(30)) FROM
-                (SELECT tag, value FROM tags WHERE track = t.id AND own = 1 ORDER BY seq))
+                (SELECT g.tag, v.value FROM tags g JOIN tag_values v ON v.id = g.value
+                 WHERE g.track = t.id AND g.own = 1 ORDER BY g.seq))
         FROM tracks t
         """
 
@@ -225,30 +232,24 @@ final class IndexCatalog: LibraryCatalog, @unchecked Sendable {
             case (.file, .substring):
                 clauses.append("t.path LIKE ? ESCAPE '\\'")
                 values.append(.text("%" + likeEscaped(filter.value) + "%"))
-            case (.tag(let tag), .exact):
-                clauses.append("t.id IN (SELECT track FROM tags WHERE tag = \(tag.index) AND value = ?\(folds ? " COLLATE NOCASE" : ""))")
-                values.append(.text(filter.value))
-            case (.anyTag, .exact):
-                clauses.append("t.id IN (SELECT track FROM tags WHERE value = ?\(folds ? " COLLATE NOCASE" : "") AND own = 1)")
+            case (.tag, .exact), (.anyTag, .exact):
+                clauses.append(tracks(filter.key, "value = ?\(folds ? " COLLATE NOCASE" : "")"))
                 values.append(.text(filter.value))
             case (.tag, .substring) where !folds, (.anyTag, .substring) where !folds:
                 // Case counts (MPD's find with contains): no index to help, but a find seldom asks.
-                clauses.append("t.id IN (SELECT track FROM tags WHERE \(scope(filter.key)) AND instr(value, ?) > 0)")
+                clauses.append(tracks(filter.key, "instr(value, ?) > 0"))
                 values.append(.text(filter.value))
             case (.tag(let tag), .substring):
                 if filter.value.unicodeScalars.count >= 3, IndexDatabase.searchedTags.contains(tag) {
                     // The trigram index: substrings of three characters or more, case folded.
-                    clauses.append("""
-                        t.id IN (SELECT track FROM tags WHERE tag = \(tag.index) AND value IN
-                            (SELECT value FROM value_text WHERE value_text MATCH ? AND tag = \(tag.index)))
-                        """)
+                    clauses.append(tracks(filter.key, "id IN (SELECT rowid FROM value_text WHERE value_text MATCH ?)"))
                     values.append(.text("value : \(phrase(filter.value))"))
                 } else {
-                    clauses.append("t.id IN (SELECT track FROM tags WHERE tag = \(tag.index) AND value LIKE ? ESCAPE '\\')")
+                    clauses.append(tracks(filter.key, "value LIKE ? ESCAPE '\\'"))
                     values.append(.text("%" + likeEscaped(filter.value) + "%"))
                 }
             case (.anyTag, .substring):
-                clauses.append("t.id IN (SELECT track FROM tags WHERE own = 1 AND value LIKE ? ESCAPE '\\')")
+                clauses.append(tracks(filter.key, "value LIKE ? ESCAPE '\\'"))
                 values.append(.text("%" + likeEscaped(filter.value) + "%"))
             case (.file, .prefix):
                 // substr counts characters (code points), as SQLite does.
@@ -256,7 +257,7 @@ final class IndexCatalog: LibraryCatalog, @unchecked Sendable {
                 values.append(.text(folds ? likeEscaped(filter.value) + "%" : filter.value))
             case (.tag, .prefix), (.anyTag, .prefix):
                 let comparison = folds ? "value LIKE ? ESCAPE '\\'" : "substr(value, 1, \(filter.value.unicodeScalars.count)) = ?"
-                clauses.append("t.id IN (SELECT track FROM tags WHERE \(scope(filter.key)) AND \(comparison))")
+                clauses.append(tracks(filter.key, comparison))
                 values.append(.text(folds ? likeEscaped(filter.value) + "%" : filter.value))
             case (_, .regularExpression) where Database.regularExpressionProblem(filter.value, ignoringCase: folds) != nil:
                 let problem = Database.regularExpressionProblem(filter.value, ignoringCase: folds) ?? ""
@@ -265,17 +266,20 @@ final class IndexCatalog: LibraryCatalog, @unchecked Sendable {
                 clauses.append("\(folds ? "regexp_i" : "regexp")(?, t.path)")
                 values.append(.text(filter.value))
             case (.tag, .regularExpression), (.anyTag, .regularExpression):
-                clauses.append("t.id IN (SELECT track FROM tags WHERE \(scope(filter.key)) AND \(folds ? "regexp_i" : "regexp")(?, value))")
+                clauses.append(tracks(filter.key, "\(folds ? "regexp_i" : "regexp")(?, value)"))
                 values.append(.text(filter.value))
             }
         }
         return (clauses.joined(separator: " AND "), values)
     }
 
-    /// Which rows of `tags` a filter on `key` looks at.
-    static func scope(_ key: FilterKey) -> String {
-        if case .tag(let tag) = key { return "tag = \(tag.index)" }
-        return "own = 1"
+    /// The clause taking the tracks that have a value of `key` for which `comparison` (over
+    /// `tag_values.value`) holds: one of the tag's values, or (any tag) one the file has itself.
+    static func tracks(_ key: FilterKey, _ comparison: String) -> String {
+        if case .tag(let tag) = key {
+            return "t.id IN (SELECT track FROM tags WHERE value IN (SELECT id FROM tag_values WHERE tag = \(tag.index) AND \(comparison)))"
+        }
+        return "t.id IN (SELECT track FROM tags WHERE own = 1 AND value IN (SELECT id FROM tag_values WHERE \(comparison)))"
     }
 
     /// An FTS5 phrase: the text in double quotes, its own double quotes doubled.

@@ -8,15 +8,18 @@ import Glibc
 /// The library's database: its schema, and how it is opened — a file that is not a database of
 /// ours (corrupt, foreign, or of another schema) is set aside and a new one begun.
 ///
-/// One row per directory and per track; every tag value of a track is a row of `tags`, numbered
-/// in the file's order by `seq` (a tag may have several values), with the value that sorts
-/// it when that is another (`sort`); `value_text` is the FTS5 trigram index that substring
-/// search uses for the tags people type (artist, album, title…): one row per distinct value, so
-/// an album's name is indexed once, not once per track; `failures` remembers files that could
-/// not be read, so a rescan reads them again only once they change. (Stored playlists are
-/// read from their files, `PlaylistDirectory`; the table that once copied them is dropped.)
+/// One row per directory and per track. Each distinct tag value is stored once, in
+/// `tag_values` (an album's name once, not once per track); every tag value of a track is a row
+/// of `tags` naming it by id, numbered in the file's order by `seq` (a tag may have several
+/// values), with the value that sorts it when that is another (`sort`). `value_text` is the FTS5
+/// trigram index that substring search uses for the tags people type (artist, album, title…),
+/// over their rows of `tag_values` (external content, `searched_values`: the text is not stored
+/// twice); `failures`
+/// remembers files that could not be read, so a rescan reads them again only once they change.
+/// (Stored playlists are read from their files, `PlaylistDirectory`; the table that once copied
+/// them is dropped.)
 enum IndexDatabase {
-    static let schemaVersion = 3
+    static let schemaVersion = 4
 
     static let schema = """
         CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value) WITHOUT ROWID;
@@ -45,24 +48,39 @@ enum IndexDatabase {
             has_picture INTEGER NOT NULL,
             available INTEGER NOT NULL DEFAULT 1);
         CREATE INDEX IF NOT EXISTS tracks_directory ON tracks(directory);
-        CREATE TABLE IF NOT EXISTS tags(
-            track INTEGER NOT NULL,
-            tag INTEGER NOT NULL,
-            seq INTEGER NOT NULL,
-            value TEXT NOT NULL,
-            sort TEXT,
-            own INTEGER NOT NULL,
-            PRIMARY KEY(track, tag, seq)) WITHOUT ROWID;
-        CREATE VIRTUAL TABLE IF NOT EXISTS value_text USING fts5(value, tag UNINDEXED, tokenize = 'trigram');
+        \(unavailableIndex);
+        \(tagTables)
         CREATE TABLE IF NOT EXISTS failures(
             path TEXT PRIMARY KEY, size INTEGER NOT NULL, modified_ns INTEGER NOT NULL, reason TEXT NOT NULL);
         DROP TABLE IF EXISTS playlists;
         """
 
-    /// The index that finds tracks by tag value. A scan into an empty library drops it and
-    /// makes it again at the end (one sort instead of 200,000 inserts in random places);
-    /// `open` makes it when a scan was stopped before.
-    static let valueIndex = "CREATE INDEX IF NOT EXISTS tags_value ON tags(tag, value)"
+    /// The tracks on a medium that is not mounted, usually none: a list of values checks its
+    /// tracks against this (`open` makes it in a database made without it).
+    static let unavailableIndex = "CREATE INDEX IF NOT EXISTS tracks_unavailable ON tracks(id) WHERE available = 0"
+
+    /// The tag values and the search index over them (schema 4).
+    static let tagTables = """
+        CREATE TABLE IF NOT EXISTS tag_values(id INTEGER PRIMARY KEY, tag INTEGER NOT NULL, value TEXT NOT NULL);
+        CREATE UNIQUE INDEX IF NOT EXISTS tag_values_key ON tag_values(tag, value);
+        CREATE TABLE IF NOT EXISTS tags(
+            track INTEGER NOT NULL,
+            tag INTEGER NOT NULL,
+            seq INTEGER NOT NULL,
+            value INTEGER NOT NULL,
+            sort TEXT,
+            own INTEGER NOT NULL,
+            PRIMARY KEY(track, tag, seq)) WITHOUT ROWID;
+        CREATE VIEW IF NOT EXISTS searched_values AS SELECT id, value FROM tag_values WHERE tag IN (\(searchedList));
+        CREATE VIRTUAL TABLE IF NOT EXISTS value_text USING fts5(
+            value, content = 'searched_values', content_rowid = 'id', columnsize = 0, tokenize = 'trigram');
+        """
+
+    /// The index that finds tracks by tag value, with the value's sort beside it so that a
+    /// list of values reads nothing else. A scan into an empty library drops it and makes it
+    /// again at the end (one sort instead of 200,000 inserts in random places); `open` makes
+    /// it when a scan was stopped before.
+    static let valueIndex = "CREATE INDEX IF NOT EXISTS tags_value ON tags(value, sort)"
 
     /// The tags people type a few letters of, whose values `value_text` indexes. Other tags
     /// are searched without it (LIKE over their values).
@@ -70,13 +88,13 @@ enum IndexDatabase {
 
     private static var searchedList: String { searchedTags.map { String($0.index) }.sorted().joined(separator: ", ") }
 
-    /// Fills `value_text` from `tags` at once: after a scan into an empty library, which leaves
-    /// it for the end (`pendingSearchKey` says so until then, in case the scan is cut).
+    /// Fills `value_text` from `tag_values` at once: after a scan into an empty library, which
+    /// leaves it for the end (`pendingSearchKey` says so until then, in case the scan is cut).
     static func fillSearchIndex(_ db: Database) throws(SQLiteError) {
         try db.transaction { () throws(SQLiteError) in
             try db.execute("""
-                DELETE FROM value_text;
-                INSERT INTO value_text(value, tag) SELECT DISTINCT value, tag FROM tags WHERE tag IN (\(searchedList));
+                INSERT INTO value_text(value_text) VALUES('delete-all');
+                INSERT INTO value_text(rowid, value) SELECT id, value FROM searched_values;
                 DELETE FROM meta WHERE key = '\(pendingSearchKey)'
                 """)
         }
@@ -84,12 +102,19 @@ enum IndexDatabase {
 
     static let pendingSearchKey = "value_text_pending"
 
-    /// Takes out of `value_text` the values no track has any more.
+    /// Takes out of `tag_values`, and of `value_text`, the values no track has any more.
     static func sweepSearchIndex(_ db: Database) throws(SQLiteError) {
-        try db.execute("""
-            DELETE FROM value_text WHERE rowid IN (SELECT v.rowid FROM value_text v
-                WHERE NOT EXISTS (SELECT 1 FROM tags WHERE tag = v.tag AND value = v.value))
-            """)
+        // In one transaction: `value_text` must lose exactly what `tag_values` loses.
+        try db.transaction { () throws(SQLiteError) in
+            try db.execute("""
+                CREATE TEMP TABLE IF NOT EXISTS unused_values(id INTEGER PRIMARY KEY, tag INTEGER, value TEXT);
+                DELETE FROM temp.unused_values;
+                INSERT INTO temp.unused_values SELECT id, tag, value FROM tag_values v WHERE NOT EXISTS (SELECT 1 FROM tags WHERE value = v.id);
+                INSERT INTO value_text(value_text, rowid, value) SELECT 'delete', id, value FROM temp.unused_values WHERE tag IN (\(searchedList));
+                DELETE FROM tag_values WHERE id IN (SELECT id FROM temp.unused_values);
+                DELETE FROM temp.unused_values
+                """)
+        }
     }
 
     /// Opens the database at `path` with the schema in place. A file that cannot be used is
@@ -142,26 +167,41 @@ enum IndexDatabase {
                 try db.execute(schema)
                 try db.execute("PRAGMA user_version=\(schemaVersion)")
             }
-        } else if version == 1 || version == 2 {
+        } else if (1..<schemaVersion).contains(version) {
             try db.transaction { () throws(SQLiteError) in
                 if version == 1 {
                     // Schema 1 indexed every track's text; 2 indexes each distinct value once.
                     try db.execute("DROP TABLE IF EXISTS track_text")
-                    try db.execute(schema)
-                    try db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES('\(pendingSearchKey)', 1)")
                 }
-                // Schema 3 keeps Track and Disc without their totals ("3/12" → "3").
+                if version <= 2 {
+                    // Schema 3 keeps Track and Disc without their totals ("3/12" → "3").
+                    try db.execute("""
+                        UPDATE tags SET value = replace(substr(value, 1, instr(value, '/') - 1), ' ', ''), sort = NULL
+                        WHERE tag IN (\(Tag.track.index), \(Tag.disc.index)) AND instr(value, '/') > 0
+                        """)
+                    try db.execute("DELETE FROM tags WHERE tag IN (\(Tag.track.index), \(Tag.disc.index)) AND value = ''")
+                }
+                // Schema 4 keeps each distinct value once, in `tag_values`; the search index is
+                // made again over it.
                 try db.execute("""
-                    UPDATE tags SET value = replace(substr(value, 1, instr(value, '/') - 1), ' ', ''), sort = NULL
-                    WHERE tag IN (\(Tag.track.index), \(Tag.disc.index)) AND instr(value, '/') > 0
+                    DROP TABLE IF EXISTS value_text;
+                    DROP INDEX IF EXISTS tags_value;
+                    ALTER TABLE tags RENAME TO tags_3;
+                    \(tagTables)
+                    INSERT INTO tag_values(tag, value) SELECT DISTINCT tag, value FROM tags_3;
+                    INSERT INTO tags(track, tag, seq, value, sort, own)
+                        SELECT t.track, t.tag, t.seq, v.id, t.sort, t.own FROM tags_3 t JOIN tag_values v ON v.tag = t.tag AND v.value = t.value;
+                    DROP TABLE tags_3;
+                    \(schema)
+                    INSERT OR REPLACE INTO meta(key, value) VALUES('\(pendingSearchKey)', 1);
+                    PRAGMA user_version=\(schemaVersion)
                     """)
-                try db.execute("DELETE FROM tags WHERE tag IN (\(Tag.track.index), \(Tag.disc.index)) AND value = ''")
-                try db.execute("PRAGMA user_version=\(schemaVersion)")
             }
         } else if version != schemaVersion {
             throw SQLiteError(database: path, statement: nil, code: foreignSchemaCode,
                               message: "not a Tonearm library of schema \(schemaVersion) (user_version \(version), \(tables) tables)")
         }
+        try db.execute(unavailableIndex)
         // What a scan cut short left to its end.
         try db.execute(valueIndex)
         if try db.integer("SELECT count(*) FROM meta WHERE key = '\(pendingSearchKey)'") == 1 { try fillSearchIndex(db) }

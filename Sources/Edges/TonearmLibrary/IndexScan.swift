@@ -67,6 +67,11 @@ struct IndexScan {
                 """)
         } else {
             try db.execute(IndexDatabase.valueIndex)
+            // A first scan cut short left the search index to be made: made before values are
+            // added to it (and taken out of it) one by one.
+            if try db.integer("SELECT count(*) FROM meta WHERE key = '\(IndexDatabase.pendingSearchKey)'") == 1 {
+                try IndexDatabase.fillSearchIndex(db)
+            }
         }
         let absolute = target.isEmpty ? root : root + "/" + target
         if let status = try? FileSystem.status(absolute) {

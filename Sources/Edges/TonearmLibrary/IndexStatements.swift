@@ -20,6 +20,8 @@ final class IndexStatements {
     private let insertTag: Statement
     private let db: Database
     private let deleteTags: Statement
+    private let selectValueID: Statement
+    private let insertValue: Statement
     private let insertSearchValue: Statement
     /// Tracks were replaced or deleted: values may be left in `value_text` that no track has.
     var searchIndexNeedsSweep = false
@@ -54,10 +56,9 @@ final class IndexStatements {
         self.db = db
         insertTag = try db.prepare("INSERT INTO tags(track, tag, seq, value, sort, own) VALUES(?, ?, ?, ?, ?, ?)")
         deleteTags = try db.prepare("DELETE FROM tags WHERE track = ?")
-        // A value `value_text` does not have yet: before its row goes into `tags`.
-        insertSearchValue = try db.prepare("""
-            INSERT INTO value_text(value, tag) SELECT ?1, ?2 WHERE NOT EXISTS (SELECT 1 FROM tags WHERE tag = ?2 AND value = ?1)
-            """)
+        selectValueID = try db.prepare("SELECT id FROM tag_values WHERE tag = ? AND value = ?")
+        insertValue = try db.prepare("INSERT INTO tag_values(tag, value) VALUES(?, ?)")
+        insertSearchValue = try db.prepare("INSERT INTO value_text(rowid, value) VALUES(?, ?)")
         deleteTrackRow = try db.prepare("DELETE FROM tracks WHERE id = ?")
         setDirectoriesAvailable = try db.prepare("UPDATE directories SET available = ? WHERE path = ? OR path LIKE ? ESCAPE '\\'")
         setTracksAvailable = try db.prepare("UPDATE tracks SET available = ? WHERE path LIKE ? ESCAPE '\\'")
@@ -114,12 +115,25 @@ final class IndexStatements {
             id = db.lastInsertRowID
         }
         for (seq, row) in track.tagRows.enumerated() {
-            if searchIndex && IndexDatabase.searchedTags.contains(row.tag) {
-                try insertSearchValue.run(.text(row.value), .integer(row.tag.index))
-            }
-            try insertTag.run(.integer(id), .integer(row.tag.index), .integer(seq), .text(row.value),
+            let value = try valueID(row.tag, row.value, searchIndex: searchIndex)
+            try insertTag.run(.integer(id), .integer(row.tag.index), .integer(seq), .integer(value),
                               row.sort == row.value ? .null : .text(row.sort), .integer(row.own ? 1 : 0))
         }
+        return id
+    }
+
+    /// The id of `value` of `tag` in `tag_values`, added when new (and, for a searched tag, to
+    /// `value_text` unless `searchIndex` is false).
+    private func valueID(_ tag: Tag, _ value: String, searchIndex: Bool) throws(SQLiteError) -> Int {
+        var found: Int?
+        try selectValueID.rows([.integer(tag.index), .text(value)]) { row in
+            found = row.integer(0)
+            return false
+        }
+        if let found { return found }
+        try insertValue.run(.integer(tag.index), .text(value))
+        let id = db.lastInsertRowID
+        if searchIndex && IndexDatabase.searchedTags.contains(tag) { try insertSearchValue.run(.integer(id), .text(value)) }
         return id
     }
 

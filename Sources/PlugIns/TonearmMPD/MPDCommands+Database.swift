@@ -167,26 +167,49 @@ extension MPDCommands {
 
     // MARK: Directories
 
-    /// Every song under `path` into `out`, a directory at a time.
+    /// A directory `listAll` has still to list; the top of the walk has no line of its own.
+    private struct PendingDirectory: Sendable {
+        var path: String
+        var modified: Int
+        var isTop = false
+    }
+
+    /// What `listAll` reads from the index in one turn of a library worker before handing it
+    /// to the client: some tens of directories, not one turn per directory.
+    static let listAllChunkBytes = 64 << 10
+
+    /// Every song under `path` into `out`: a directory's songs, then each of its directories
+    /// (its line, then what is under it), as MPD nests them; read a chunk of directories at a
+    /// time, each chunk handed on before the next is read.
     func listAll(_ path: String, withInfo: Bool, _ client: Client, into out: Output) async throws(MPDError) {
         let tags = client.tags
-        let songs: String, directories: [DirectoryListing.Entry]
-        do throws(MPDError) {
-            (songs, directories) = try await query { (catalog) throws(CommandFailure) in
-                let listing = try catalog.listDirectory(path)
-                let songs = listing.songs.map { withInfo ? MPDSong.block($0, tags: tags) : "file: \($0.path)\n" }.joined()
-                return (songs, listing.directories)
+        var pending = [PendingDirectory(path: path, modified: 0, isTop: true)]
+        while !pending.isEmpty {
+            let (text, left, failed) = try await query { [pending] (catalog) throws(CommandFailure) -> (String, [PendingDirectory], String?) in
+                var stack = pending, text = ""
+                while !stack.isEmpty && text.utf8.count < Self.listAllChunkBytes {
+                    let directory = stack.removeLast()
+                    if !directory.isTop {
+                        text += "directory: \(directory.path)\n"
+                        if withInfo { text += "Last-Modified: \(MPDSong.time(directory.modified))\n" }
+                    }
+                    let listing: DirectoryListing
+                    do throws(CommandFailure) {
+                        listing = try catalog.listDirectory(directory.path)
+                    } catch {
+                        if directory.path.isEmpty { throw error }
+                        return (text, [], directory.path)
+                    }
+                    for song in listing.songs { text += withInfo ? MPDSong.block(song, tags: tags) : "file: \(song.path)\n" }
+                    stack += listing.directories.reversed().map { PendingDirectory(path: $0.path, modified: $0.modified) }
+                }
+                return (text, stack, nil)
             }
-        } catch {
-            if path.isEmpty { throw error }
-            throw MPDError(.noExist, "No such directory")
-        }
-        out.append(songs)
-        try await out.drain()
-        for directory in directories {
-            out.append("directory: \(directory.path)\n")
-            if withInfo { out.append("Last-Modified: \(MPDSong.time(directory.modified))\n") }
-            try await listAll(directory.path, withInfo: withInfo, client, into: out)
+            out.append(text)
+            // A directory that went between its parent's listing and its own.
+            if failed != nil { throw MPDError(.noExist, "No such directory") }
+            try await out.drain()
+            pending = left
         }
     }
 
