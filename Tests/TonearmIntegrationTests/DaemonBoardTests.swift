@@ -212,48 +212,33 @@ final class DaemonBoardTests: XCTestCase {
         XCTAssertEqual(lines.last, "\(path): 2 problems")
     }
 
+    /// The self-test's line for ALSA device `null` with `output` as the profile's `[output]`.
+    private func selfTestALSALine(_ output: String) throws -> String {
+        let world = try DaemonBench(jack: false, device: "null", start: false)
+        let path = try profile(world, "[output]\ndevice = \"null\"\n" + output)
+        let result = try runProcess(try tonearmdBinary(), ["--config", path, "--selftest"], environment: world.bench.alsa.environment, timeout: 10)
+        XCTAssertEqual(result.status, 0, "\(result)")
+        let prefix = "ok   ALSA 'null': opens for 44.1 kHz 16-bit stereo as "
+        return result.stdout.split(separator: "\n").map(String.init).first { $0.hasPrefix(prefix) } ?? result.stdout
+    }
+
     /// With `buffer_ms` the self-test opens the device as the daemon would and says whether it
     /// rewinds; `null` has no card behind it, so the daemon would fall back to the frame sizes.
     func testTheSelfTestSaysWhetherTheDeviceRewinds() throws {
-        let world = try DaemonBench(jack: false, device: "null", start: false)
-        let path = try profile(world, """
-            [output]
-            device = "null"
-            buffer_ms = 200
-            """)
-        let result = try runProcess(try tonearmdBinary(), ["--config", path, "--selftest"], environment: world.bench.alsa.environment, timeout: 10)
-        XCTAssertEqual(result.status, 0, "\(result)")
-        let lines = result.stdout.split(separator: "\n").map(String.init)
-        let alsa = lines.first { $0.hasPrefix("ok   ALSA 'null': opens for 44.1 kHz 16-bit stereo as ") } ?? ""
-        XCTAssertTrue(alsa.contains("period 2205, buffer 8820;"), "200 ms at 44.1 kHz: \(result.stdout)")
+        let alsa = try selfTestALSALine("buffer_ms = 200")
+        XCTAssertTrue(alsa.contains("period 2205, buffer 8820;"), "200 ms at 44.1 kHz: \(alsa)")
         XCTAssertTrue(alsa.hasSuffix("is not rewound (no sound card behind it, or snd_pcm_rewind refused): the daemon plays with "
-                                     + "period_frames/buffer_frames (256/1024) instead"), result.stdout)
+                                     + "period_frames/buffer_frames (256/1024) instead"), alsa)
     }
 
     /// A buffer in frames is probed as well: whether commands are heard at once depends on the
     /// device and the buffer's length, not on the unit. A shorter one is not probed.
     func testTheSelfTestSaysWhetherTheDeviceRewindsABufferInFrames() throws {
-        let world = try DaemonBench(jack: false, device: "null", start: false)
-        let path = try profile(world, """
-            [output]
-            device = "null"
-            period_frames = 512
-            buffer_frames = 4410
-            """)
-        let result = try runProcess(try tonearmdBinary(), ["--config", path, "--selftest"], environment: world.bench.alsa.environment, timeout: 10)
-        XCTAssertEqual(result.status, 0, "\(result)")
-        let lines = result.stdout.split(separator: "\n").map(String.init)
-        let alsa = lines.first { $0.hasPrefix("ok   ALSA 'null': opens for 44.1 kHz 16-bit stereo as ") } ?? ""
-        XCTAssertTrue(alsa.contains("period 512, buffer 4410;"), result.stdout)
+        let alsa = try selfTestALSALine("period_frames = 512\nbuffer_frames = 4410")
+        XCTAssertTrue(alsa.contains("period 512, buffer 4410;"), alsa)
         XCTAssertTrue(alsa.hasSuffix("is not rewound (no sound card behind it, or snd_pcm_rewind refused): commands are heard "
-                                     + "a buffer late (100 ms)"), result.stdout)
-
-        let short = try profile(world, """
-            [output]
-            device = "null"
-            """)
-        let shortResult = try runProcess(try tonearmdBinary(), ["--config", short, "--selftest"], environment: world.bench.alsa.environment, timeout: 10)
-        XCTAssertEqual(shortResult.status, 0, "\(shortResult)")
-        XCTAssertTrue(shortResult.stdout.contains("period 256, buffer 1024; a buffer under 100 ms is not rewound\n"), shortResult.stdout)
+                                     + "a buffer late (100 ms)"), alsa)
+        let short = try selfTestALSALine("")
+        XCTAssertTrue(short.hasSuffix("period 256, buffer 1024; a buffer under 100 ms is not rewound"), short)
     }
 }

@@ -8,19 +8,23 @@ import XCTest
 final class DaemonRewindFallbackTests: XCTestCase {
     override func setUpWithError() throws { try requirePacedDevice() }
 
-    func testAPluginWithNoCardPlaysWithTheFrameSizesAndSaysSoOnce() throws {
+    /// A daemon on `paced` with `output` as the profile's `[output]`, playing a track of
+    /// `seconds` on an open device: the daemon and the first status that says so.
+    private func playing(_ output: String, seconds: Double) throws -> (DaemonBench, [String: Any]) {
         let world = try DaemonBench(device: "paced", start: false)
-        world.daemon.arguments = ["--config", try profile(world, """
-            [output]
-            buffer_ms = 500
-            """)]
+        world.daemon.arguments = ["--config", try profile(world, "[output]\n" + output)]
         try world.daemon.start()
-        let track = try world.fixture("fallback.flac", taggedFixture(1, seconds: 20))
+        let track = try world.fixture("track.flac", taggedFixture(1, seconds: seconds))
         try world.ok("add", track)
         try world.ok("play")
         let playing = try world.waitForStatus(timeout: 5, "playing on an open device") {
             $0.string("state") == "playing" && $0.object("device")?.string("state") == "open"
         }
+        return (world, playing)
+    }
+
+    func testAPluginWithNoCardPlaysWithTheFrameSizesAndSaysSoOnce() throws {
+        let (world, playing) = try self.playing("buffer_ms = 500", seconds: 20)
         let device = playing.object("device") ?? [:]
         XCTAssertEqual(device.bool("rewinds"), false, jsonText(device))
         XCTAssertEqual(device.int("bufferFrames"), 1024, "the frame sizes, not 500 ms: \(jsonText(device))")
@@ -56,19 +60,7 @@ final class DaemonRewindFallbackTests: XCTestCase {
     /// `status` and `doctor` say so, and the log says nothing, since nothing was put in place of
     /// what the profile asked.
     func testALongBufferInFramesIsProbedAndKept() throws {
-        let world = try DaemonBench(device: "paced", start: false)
-        world.daemon.arguments = ["--config", try profile(world, """
-            [output]
-            period_frames = 2048
-            buffer_frames = 8192
-            """)]
-        try world.daemon.start()
-        let track = try world.fixture("frames.flac", taggedFixture(1, seconds: 10))
-        try world.ok("add", track)
-        try world.ok("play")
-        let playing = try world.waitForStatus(timeout: 5, "playing on an open device") {
-            $0.string("state") == "playing" && $0.object("device")?.string("state") == "open"
-        }
+        let (world, playing) = try self.playing("period_frames = 2048\nbuffer_frames = 8192", seconds: 10)
         let device = playing.object("device") ?? [:]
         XCTAssertEqual(device.bool("rewinds"), false, jsonText(device))
         XCTAssertEqual(device.int("periodFrames"), 2048, jsonText(device))
@@ -85,15 +77,7 @@ final class DaemonRewindFallbackTests: XCTestCase {
     /// frames) is not probed, in either unit, and nothing is said.
     func testAShortBufferIsNotProbed() throws {
         for output in ["", "buffer_ms = 50"] {
-            let world = try DaemonBench(device: "paced", start: false)
-            world.daemon.arguments = ["--config", try profile(world, "[output]\n" + output)]
-            try world.daemon.start()
-            let track = try world.fixture("short.flac", taggedFixture(1, seconds: 10))
-            try world.ok("add", track)
-            try world.ok("play")
-            let playing = try world.waitForStatus(timeout: 5, "playing on an open device") {
-                $0.string("state") == "playing" && $0.object("device")?.string("state") == "open"
-            }
+            let (world, playing) = try self.playing(output, seconds: 10)
             XCTAssertTrue(playing.object("device")?.isNull("rewinds") ?? false, "\(output): \(jsonText(playing))")
             XCTAssertFalse(world.daemon.log.contains("is not rewound"), daemonReport(world.daemon))
             let doctor = try world.daemon.result("doctor")

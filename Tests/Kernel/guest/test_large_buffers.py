@@ -87,6 +87,20 @@ def played_since_trigger():
 
 
 class RewindTests(support.KernelTestCase):
+    def music48_playing(self, profile):
+        """A daemon with `profile` 1.5 s into music48 on a 6000/24000-frame buffer that
+        rewinds, its capture and a control connection."""
+        daemon = self.daemon(profile)
+        daemon.wait_ready()
+        capture = Capture(f"{daemon.dir}/capture.raw", "S16_LE", RATE)
+        control = support.Connection(daemon.socket)
+        daemon.request("add", paths=[fixtures.path("music48")])
+        daemon.request("play")
+        support.wait_until(lambda: daemon.status()["elapsed"] >= 1.5, 20, what="1.5 s of music")
+        device = daemon.status()["device"]
+        self.assertEqual((device["periodFrames"], device["bufferFrames"], device["rewinds"]), (6000, 24000, True))
+        return daemon, capture, control
+
     def first_difference(self, captured, reference, start, offset):
         """The first capture frame at or after `start` that is not the reference frame
         `frame + offset`."""
@@ -98,15 +112,7 @@ class RewindTests(support.KernelTestCase):
         return start + int(differs[0])
 
     def test_commands_through_a_half_second_buffer_go_ahead_of_the_buffered_music(self):
-        daemon = self.daemon(BUFFERED)
-        daemon.wait_ready()
-        capture = Capture(f"{daemon.dir}/capture.raw", "S16_LE", RATE)
-        control = support.Connection(daemon.socket)
-        daemon.request("add", paths=[fixtures.path("music48")])
-        daemon.request("play")
-        support.wait_until(lambda: daemon.status()["elapsed"] >= 1.5, 20, what="1.5 s of music")
-        device = daemon.status()["device"]
-        self.assertEqual((device["periodFrames"], device["bufferFrames"], device["rewinds"]), (6000, 24000, True))
+        daemon, capture, control = self.music48_playing(BUFFERED)
 
         marks = []  # (what, the frame played when it was asked)
 
@@ -175,21 +181,13 @@ class RewindTests(support.KernelTestCase):
     def test_a_buffer_given_in_frames_is_rewound_as_well(self):
         # The device decides whether commands go ahead of the buffered music, not the unit the
         # buffer was given in: 24000 frames as 500 ms.
-        daemon = self.daemon(f"""
+        daemon, capture, control = self.music48_playing(f"""
 [output]
 device = "{DEVICE}"
 period_frames = 6000
 buffer_frames = 24000
 rewind_guard_ms = {GUARD_MS}
 """)
-        daemon.wait_ready()
-        capture = Capture(f"{daemon.dir}/capture.raw", "S16_LE", RATE)
-        control = support.Connection(daemon.socket)
-        daemon.request("add", paths=[fixtures.path("music48")])
-        daemon.request("play")
-        support.wait_until(lambda: daemon.status()["elapsed"] >= 1.5, 20, what="1.5 s of music")
-        device = daemon.status()["device"]
-        self.assertEqual((device["periodFrames"], device["bufferFrames"], device["rewinds"]), (6000, 24000, True))
         session = control.request("sessionOpen", category="playback", options=["duckOthers"])["session"]
         asked = played_since_trigger()
         control.request("sessionActivate", session=session)
