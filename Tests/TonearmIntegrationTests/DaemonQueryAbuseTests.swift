@@ -35,7 +35,8 @@ final class DaemonQueryAbuseTests: XCTestCase {
         return (world, port)
     }
 
-    /// FLAC files of a second of quiet noise, tagged; `comment` as a COMMENT tag.
+    /// FLAC files of a second of quiet noise, tagged; `comment` and the song's number as a
+    /// COMMENT tag (each song's its own: the index keeps a value once, however many have it).
     private static func writeSongs(_ directory: String, count: Int, comment: String? = nil,
                                    pictures: [LibFLACEncoder.Picture] = []) throws {
         let samples = FLACFixture(frames: 8000, sampleRate: 8000, channels: 1, noiseLevel: 0.01).samples()
@@ -43,7 +44,7 @@ final class DaemonQueryAbuseTests: XCTestCase {
         for n in 1...count {
             var tags = [("ARTIST", "Artist \(n % 7)"), ("ALBUM", "Album \(n % 13)"), ("TITLE", "Song \(n) of a long evening"),
                         ("TRACKNUMBER", "\(n)"), ("GENRE", n % 2 == 0 ? "Jazz" : "Blues")]
-            if let comment { tags.append(("COMMENT", comment)) }
+            if let comment { tags.append(("COMMENT", "\(comment)(\(n))")) }
             try LibFLACEncoder.write(samples, to: "\(directory)/\(n).flac", sampleRate: 8000, channels: 1, bits: 16,
                                      tags: tags, pictures: pictures)
         }
@@ -72,7 +73,8 @@ final class DaemonQueryAbuseTests: XCTestCase {
     /// A pattern inside every static bound that is still slow over a library with long values
     /// runs out of its time on a worker, and says so; other clients are not held up.
     func testAPatternWithinTheBoundsRunsOutOfItsTime() throws {
-        // 400 comments of 5 KB that a pattern of 251 elements does not match: seconds of work.
+        // 400 different comments of 5 KB that a pattern of 251 elements does not match: seconds
+        // of work.
         let comment = String(repeating: "an evening of quiet jazz, ", count: 200)
         let (world, port) = try playingBench { try Self.writeSongs($0 + "/Long", count: 400, comment: comment) }
         let mpd = try MPDConnection(port: port)
