@@ -369,8 +369,8 @@ public final class PlaybackEngine: @unchecked Sendable {
         self.notify = notify
         self.upcoming = upcoming
         // A rewind renders a ring's history again, and a ring keeps at most half of itself as
-        // history: room for twice the device buffer (at 48 kHz stereo when it is given in
-        // milliseconds) beside the read-ahead.
+        // history: the read-ahead, or twice the device buffer (at 48 kHz stereo when it is
+        // given in milliseconds) if that is more.
         let bufferSamples = max((options.bufferMilliseconds ?? 0) * 48 * 2, options.bufferFrames * 2)
         let history = 2 * bufferSamples
         ring = SPSCRing(capacity: max(Int(Double(options.readAheadSamplesPerSecond) * options.readAheadSeconds), history))
