@@ -369,6 +369,12 @@ def main():
               f"in {seconds:.1f} s (boot {counts.get('boot', 0):.1f} s)")
         for line in counts.get("measured", []):
             print(f"  measured: {line}")
+        for failure in counts.get("failures", []):
+            print(f"  FAILED: {failure['test']}")
+            for line in failure["why"]:
+                print(f"    {line}")
+        if status != 0 and not counts.get("failures"):
+            print(f"  FAILED: the guest ended with status {status} (its output is above)")
         if status == 0 and not args.keep:
             shutil.rmtree(out, ignore_errors=True)
     print(f"kernel suite: {time.monotonic() - started:.0f} s")

@@ -57,9 +57,14 @@ def main():
     failed_tests = {t.id() for t, _ in result.failures + result.errors if isinstance(t, unittest.TestCase)}
     measured_path = os.path.join(support.RIG_OUT, "measured.txt")
     measured = open(measured_path).read().splitlines() if os.path.exists(measured_path) else []
+    # What went wrong, short enough to stand in the suite's closing lines: the test and the
+    # last lines of its traceback (the assertion and its message).
+    failures = [{"test": t.id(), "why": trace.rstrip().splitlines()[-6:]}
+                for t, trace in result.failures + result.errors]
     with open(os.path.join(support.RIG_OUT, "summary.json"), "w") as f:
         json.dump({"passed": result.testsRun - len(failed_tests) - len(result.skipped), "failed": failed,
-                   "skipped": len(result.skipped), "boot": BOOT, "measured": measured}, f)
+                   "skipped": len(result.skipped), "boot": BOOT, "measured": measured,
+                   "failures": failures}, f)
     return 0 if failed == 0 else 1
 
 
