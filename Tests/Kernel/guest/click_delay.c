@@ -1,5 +1,5 @@
 /*
- * click_delay DEVICE CLICKS — what a program that syncs to snd_pcm_delay sees.
+ * click_delay DEVICE CLICKS [DAEMON_PID] — what a program that syncs to snd_pcm_delay sees.
  *
  * Plays silence (S16_LE, stereo, 48 kHz, a 100 ms buffer) for two seconds, then CLICKS times,
  * at a moment that falls anywhere in a period: reads snd_pcm_delay D and CLOCK_MONOTONIC t, and
@@ -7,11 +7,16 @@
  * printed as "click T_SECONDS DELAY_FRAMES"; a click is heard D frames after t if the delay is
  * the truth. Ends with a drain, so every click is played before it exits.
  *
+ * With DAEMON_PID, once every click has played, the daemon is stopped (SIGSTOP) while snd_pcm_delay is read once more,
+ * and continued: a delay that waited for the daemon would never return, and an alarm ends the
+ * program after 10 s. Printed as "stopped-delay DELAY_FRAMES".
+ *
  * Built by scripts/test-kernel for the kernel suite (test_programs.py).
  */
 #define _DEFAULT_SOURCE
 #include <alsa/asoundlib.h>
 #include <stdio.h>
+#include <signal.h>
 #include <stdlib.h>
 #include <time.h>
 #include <unistd.h>
@@ -61,8 +66,9 @@ int main(int argc, char **argv)
 	snd_pcm_uframes_t buffer, period;
 	int clicks, err;
 
-	if (argc != 3 || (clicks = atoi(argv[2])) < 1) {
-		fprintf(stderr, "usage: click_delay DEVICE CLICKS\n");
+	pid_t daemon = argc == 4 ? (pid_t)atoi(argv[3]) : 0;
+	if (argc < 3 || argc > 4 || (clicks = atoi(argv[2])) < 1 || (argc == 4 && daemon <= 0)) {
+		fprintf(stderr, "usage: click_delay DEVICE CLICKS [DAEMON_PID]\n");
 		return 2;
 	}
 	if ((err = snd_pcm_open(&pcm, argv[1], SND_PCM_STREAM_PLAYBACK, 0)) < 0)
@@ -91,6 +97,23 @@ int main(int argc, char **argv)
 		silence(RATE * 3 / 5);
 	}
 	silence(RATE / 2);
+	if (daemon) {
+		/* Every click played first: what a stop delays is silence. */
+		silence(RATE * 3 / 2);
+		snd_pcm_sframes_t delay;
+		if (kill(daemon, SIGSTOP) < 0) {
+			perror("click_delay: SIGSTOP");
+			return 2;
+		}
+		alarm(10);
+		err = snd_pcm_delay(pcm, &delay);
+		alarm(0);
+		kill(daemon, SIGCONT);
+		if (err < 0)
+			die("delay with the daemon stopped", err);
+		printf("stopped-delay %ld\n", (long)delay);
+		fflush(stdout);
+	}
 	if ((err = snd_pcm_drain(pcm)) < 0)
 		die("drain", err);
 	snd_pcm_close(pcm);
