@@ -47,6 +47,8 @@ public final class TestControlPlane: ControlPlane {
         }
     }
 
+    public var published: ControlState { state.withLock { $0.snapshot } }
+
     public func subscribe(_ subsystems: Set<Subsystem>) -> ChangeSubscription { feed.subscribe(subsystems) }
 
     public func newClient() -> ClientID { ClientID(clients.add(1, ordering: .relaxed).oldValue) }

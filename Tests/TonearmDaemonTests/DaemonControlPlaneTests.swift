@@ -97,6 +97,26 @@ final class DaemonControlPlaneTests: XCTestCase {
         XCTAssertEqual(afterSwap.positionsChanged(since: afterRemove.version), [1, 2], "the two that traded places")
     }
 
+    func testThePublishedStateHoldsEachChangeBeforeItsResultAndItsBatch() async throws {
+        _ = await daemon.send(.queue(.add(paths: try tracks(2), at: nil)), from: source)
+        XCTAssertEqual(daemon.published.queue.items.count, 2, "a command's change, once its result is back")
+        let snapshot = await daemon.snapshot()
+        XCTAssertEqual(daemon.published.queue, snapshot.queue)
+        _ = await daemon.send(.volume(.set(40)), from: source)
+        XCTAssertEqual(daemon.published.volume, 40)
+
+        // A subscriber woken by a batch finds its change published.
+        let changes = daemon.subscribe([.options])
+        var iterator = changes.makeAsyncIterator()
+        _ = await daemon.send(.remote(CommandRequest(.changeRepeatMode, repeatMode: .all)), from: source)
+        let batch = await next(&iterator)
+        XCTAssertEqual(batch?.subsystems.contains(.options), true)
+        XCTAssertEqual(daemon.published.repeatMode, .all)
+        let now = await daemon.snapshot()
+        XCTAssertEqual(daemon.published.volume, now.volume)
+        XCTAssertEqual(daemon.published.transport, now.transport)
+    }
+
     func testChangesComeGroupedBySubsystem() async throws {
         _ = await daemon.send(.queue(.add(paths: try tracks(2), at: nil)), from: source)
         let changes = daemon.subscribe(Set(Subsystem.allCases))

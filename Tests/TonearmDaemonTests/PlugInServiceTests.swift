@@ -17,6 +17,7 @@ final class RecordingPlane: ControlPlane {
     }
 
     func snapshot() async -> ControlState { ControlState() }
+    var published: ControlState { ControlState() }
     func subscribe(_ subsystems: Set<Subsystem>) -> ChangeSubscription { feed.subscribe(subsystems) }
     func newClient() -> ClientID { 7 }
     func clientLeft(_ client: ClientID) async {}

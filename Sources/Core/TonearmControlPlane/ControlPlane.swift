@@ -8,6 +8,12 @@ public protocol ControlPlane: AnyObject, Sendable {
     /// whatever the source.
     func send(_ command: Command, from source: CommandSource) async -> CommandResult
     func snapshot() async -> ControlState
+    /// The state as of the last change published, read at once from any thread: what a front
+    /// end answers a poll with (MPD's `status`) on its network thread, where two turns of
+    /// other executors would cost more than the answer. It is `snapshot()` less any engine
+    /// news the daemon has not yet been woken for; a command's change is in it before the
+    /// command's result is returned.
+    var published: ControlState { get }
     /// Changes of `subsystems` from now on (subscribe first, then read the snapshot, and
     /// nothing is missed).
     func subscribe(_ subsystems: Set<Subsystem>) -> ChangeSubscription

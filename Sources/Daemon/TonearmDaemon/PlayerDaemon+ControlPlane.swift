@@ -213,6 +213,8 @@ extension PlayerDaemon: ControlPlane {
         return state()
     }
 
+    public nonisolated var published: ControlState { lastPublished.withLock { $0 } }
+
     public nonisolated func subscribe(_ subsystems: Set<Subsystem>) -> ChangeSubscription {
         feed.subscribe(subsystems)
     }

@@ -63,6 +63,8 @@ public actor PlayerDaemon {
     var replayGain: ReplayGainSettings
     /// Where every change goes; plug-ins subscribe to it.
     let feed = ChangeFeed()
+    /// The state as of the last flush, for `published`.
+    let lastPublished = Mutex(ControlState())
     let clients = Atomic<Int>(1)
 
     /// Where each artwork id's bytes come from, for `artwork` commands.

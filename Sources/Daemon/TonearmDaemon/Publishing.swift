@@ -85,6 +85,9 @@ extension PlayerDaemon {
         changes.subsystems = []
         changes.publications = []
         changes.notices = []
+        // Before the batch goes out: a subscriber woken by it reads the change in `published`.
+        let state = state()
+        lastPublished.withLock { $0 = state }
         feed.publish(batch)
         scheduleTimer()
     }
