@@ -58,6 +58,24 @@ final class MPDCommandsTests: XCTestCase {
         XCTAssertFalse(empty.contains { $0.hasPrefix("song") || $0.hasPrefix("time") || $0.hasPrefix("elapsed") }, "\(empty)")
     }
 
+    func testStatusAloneIsAnsweredWhereItWasReadAndTheSameAsInAList() async throws {
+        let plane = TestControlPlane(state(playing: false))
+        func request(_ names: [String], list: Bool = false, authorized: Bool = true) -> MPDRequest {
+            MPDRequest(clientID: 1, commands: names.map { MPDCommand($0) }, isList: list, authorized: authorized)
+        }
+        let alone = try XCTUnwrap(MPDCommands.answerAtOnce(request(["status"]), plane))
+        let listed = try await answer(plane, ["status"], list: true)
+        XCTAssertEqual(String(decoding: alone, as: UTF8.self), listed.joined(separator: "\n") + "\n")
+        XCTAssertEqual(plane.snapshotsRead, 0, "status waits for no snapshot")
+        // Anything else goes the long way: another command, a list, arguments, no password.
+        XCTAssertNil(MPDCommands.answerAtOnce(request(["currentsong"]), plane))
+        XCTAssertNil(MPDCommands.answerAtOnce(request(["status"], list: true), plane))
+        XCTAssertNil(MPDCommands.answerAtOnce(MPDRequest(clientID: 1, commands: [MPDCommand("status", ["x"])]), plane))
+        XCTAssertNil(MPDCommands.answerAtOnce(request(["status"], authorized: false), plane))
+        let refused = try await answer(plane, ["status"], authorized: false)
+        XCTAssertEqual(refused, ["ACK [4@0] {status} you don't have permission for \"status\""])
+    }
+
     func testStatusShowsAScanFromTheUpdateThatQueuedItUntilItIsDone() async throws {
         var queued = ControlState()
         queued.library.scan.job = 4

@@ -7,9 +7,13 @@ extension MPDCommands {
     /// `MPDConnection`'s.)
     enum StatusCommands {
         static func status(_ mpd: isolated MPDCommands, _ call: Call) async throws(MPDError) -> String {
-            let state = await mpd.plane.snapshot()
+            statusText(mpd.plane.published, now: monotonicSeconds())
+        }
+
+        /// `status` from the plane's published state: clients poll it, so it is read at once,
+        /// and alone it is answered on the network thread (`answerAtOnce`).
+        static func statusText(_ state: ControlState, now: Double) -> String {
             let queue = state.queue
-            let now = monotonicSeconds()
             var out = """
                 volume: \(Int(state.volume.rounded()))
                 repeat: \(state.repeatMode == .off ? 0 : 1)

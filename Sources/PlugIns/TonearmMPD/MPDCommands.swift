@@ -96,6 +96,16 @@ actor MPDCommands {
 
     /// The answer to a request (what is left of it when parts went to `reply` already), and
     /// whether the connection closes after it.
+    /// A request answered where it was read, with no turn of this actor's or the daemon's
+    /// executor: `status` alone and allowed, from the plane's published state (what clients
+    /// poll, twice a second while a song plays). Nil for any other, which `answer` takes.
+    static func answerAtOnce(_ request: MPDRequest, _ plane: any ControlPlane) -> [UInt8]? {
+        guard request.authorized, !request.isList, request.commands.count == 1, let command = request.commands.first,
+              command.name == "status", command.arguments.isEmpty
+        else { return nil }
+        return Array((StatusCommands.statusText(plane.published, now: monotonicSeconds()) + "OK\n").utf8)
+    }
+
     func answer(_ request: MPDRequest, streamingTo reply: MPDReply? = nil) async -> ([UInt8], close: Bool) {
         await Self.$requester.withValue("mpd \(request.clientID)") { await answering(request, streamingTo: reply) }
     }

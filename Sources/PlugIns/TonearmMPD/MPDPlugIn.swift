@@ -32,7 +32,10 @@ public final class MPDPlugIn: PlugIn {
         var options = options
         options.log = { log.warning($0) }
         options.clientDisconnected = { continuation.yield(.left($0)) }
-        let server = try MPDServer(options: options, group: group) { request, reply in continuation.yield(.request(request, reply)) }
+        let server = try MPDServer(options: options, group: group) { request, reply in
+            if let answer = MPDCommands.answerAtOnce(request, plane) { return reply.send(answer) }
+            continuation.yield(.request(request, reply))
+        }
         let changes = plane.subscribe(Set(Subsystem.allCases))
         server.start()
         defer { server.stop() }
