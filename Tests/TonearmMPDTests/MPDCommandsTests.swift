@@ -58,20 +58,31 @@ final class MPDCommandsTests: XCTestCase {
         XCTAssertFalse(empty.contains { $0.hasPrefix("song") || $0.hasPrefix("time") || $0.hasPrefix("elapsed") }, "\(empty)")
     }
 
-    func testStatusAloneIsAnsweredWhereItWasReadAndTheSameAsInAList() async throws {
+    func testStatusAndCurrentSongAloneAreAnsweredWhereTheyWereReadAndAsInAList() async throws {
         let plane = TestControlPlane(state(playing: false))
+        let commands = MPDCommands(plane: plane, settings: MPDSettings(musicDirectory: "/music"))
         func request(_ names: [String], list: Bool = false, authorized: Bool = true) -> MPDRequest {
             MPDRequest(clientID: 1, commands: names.map { MPDCommand($0) }, isList: list, authorized: authorized)
         }
-        let alone = try XCTUnwrap(MPDCommands.answerAtOnce(request(["status"]), plane))
+        let alone = try XCTUnwrap(commands.answerAtOnce(request(["status"])))
         let listed = try await answer(plane, ["status"], list: true)
         XCTAssertEqual(String(decoding: alone, as: UTF8.self), listed.joined(separator: "\n") + "\n")
-        XCTAssertEqual(plane.snapshotsRead, 0, "status waits for no snapshot")
+        let song = try XCTUnwrap(commands.answerAtOnce(request(["currentsong"])))
+        let listedSong = try await answer(plane, ["currentsong"], list: true, commands: commands)
+        XCTAssertEqual(String(decoding: song, as: UTF8.self), listedSong.joined(separator: "\n") + "\n")
+        XCTAssertTrue(listedSong.contains("file: A/02.flac"), "\(listedSong)")
+        XCTAssertEqual(plane.snapshotsRead, 0, "status and currentsong wait for no snapshot")
+        // A client with tags of its own is answered the long way, with them.
+        _ = try await answer(plane, ["tagtypes clear"], commands: commands)
+        XCTAssertNil(commands.answerAtOnce(request(["currentsong"])))
+        XCTAssertNotNil(commands.answerAtOnce(MPDRequest(clientID: 2, commands: [MPDCommand("currentsong")])))
+        _ = try await answer(plane, ["tagtypes all"], commands: commands)
+        XCTAssertNotNil(commands.answerAtOnce(request(["currentsong"])))
         // Anything else goes the long way: another command, a list, arguments, no password.
-        XCTAssertNil(MPDCommands.answerAtOnce(request(["currentsong"]), plane))
-        XCTAssertNil(MPDCommands.answerAtOnce(request(["status"], list: true), plane))
-        XCTAssertNil(MPDCommands.answerAtOnce(MPDRequest(clientID: 1, commands: [MPDCommand("status", ["x"])]), plane))
-        XCTAssertNil(MPDCommands.answerAtOnce(request(["status"], authorized: false), plane))
+        XCTAssertNil(commands.answerAtOnce(request(["stats"])))
+        XCTAssertNil(commands.answerAtOnce(request(["status"], list: true)))
+        XCTAssertNil(commands.answerAtOnce(MPDRequest(clientID: 1, commands: [MPDCommand("status", ["x"])])))
+        XCTAssertNil(commands.answerAtOnce(request(["status"], authorized: false)))
         let refused = try await answer(plane, ["status"], authorized: false)
         XCTAssertEqual(refused, ["ACK [4@0] {status} you don't have permission for \"status\""])
     }

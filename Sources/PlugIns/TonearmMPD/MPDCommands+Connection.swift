@@ -34,6 +34,10 @@ extension MPDCommands {
                 client.tags = client.tags.filter { !fewer.contains($0) }
             default: throw .argument("Unknown sub command: \(args[0])")
             }
+            let own = client.tags != MPDSong.tagOrder
+            mpd.shared.withLock { shared in
+                if own { shared.ownTags.insert(client.id) } else { shared.ownTags.remove(client.id) }
+            }
             return ""
         }
 

@@ -70,24 +70,43 @@ extension MPDCommands {
 
         /// The song playing or paused: the queue's, or what a linked program plays.
         static func currentSong(_ mpd: isolated MPDCommands, _ call: Call) async throws(MPDError) -> String {
-            let state = await mpd.plane.snapshot()
-            if let link = state.nowPlayingLink { return MPDSong.block(linked: link, state.nowPlaying, tags: call.client.tags) }
-            guard let id = state.queue.currentItemID, let position = state.queue.items.firstIndex(where: { $0.id == id }) else { return "" }
+            let known = mpd.shared.withLock { $0.currentSong }
+            let catalog = mpd.plane.catalog
+            switch currentSong(in: mpd.plane.published, known: known, musicDirectory: mpd.settings.musicDirectory,
+                               indexed: catalog != nil, tags: call.client.tags) {
+            case .answer(let text):
+                return text
+            case .fromIndex(let item, let path, let position, let scan):
+                let song = try await mpd.work { () throws(MPDError) -> LibrarySong? in try? MPDCommands.librarySong(path, catalog!) }
+                mpd.shared.withLock { $0.currentSong = scan.map { (path, $0, song) } }
+                return MPDCommands.song(item, path: path, song: song, position: position, tags: call.client.tags)
+            }
+        }
+
+        enum CurrentSong {
+            case answer(String)
+            /// The index's song for `path` is needed first; `scan`, the scan it is good until
+            /// another is done (nil while one runs).
+            case fromIndex(QueueItem, path: String, position: Int, scan: Int?)
+        }
+
+        /// `currentsong` from the state and the index's song known for it. Clients ask for it
+        /// with every `status`: the index's song is read once per song and scan done.
+        static func currentSong(in state: ControlState, known: KnownSong?, musicDirectory: String?, indexed: Bool,
+                                tags: [Tag]) -> CurrentSong {
+            if let link = state.nowPlayingLink { return .answer(MPDSong.block(linked: link, state.nowPlaying, tags: tags)) }
+            guard let id = state.queue.currentItemID, let position = state.queue.items.firstIndex(where: { $0.id == id }) else {
+                return .answer("")
+            }
             let item = state.queue.items[position]
-            let path = mpd.uri(item.path)
-            // Clients ask for it with every `status`: the index's song is read once per song and
-            // scan done, not on the worker pool each time.
+            let path = MPDCommands.uri(item.path, in: musicDirectory)
             let scan = state.library.scan
             let settled = !scan.isScanning && scan.job == scan.finishedJob
-            let song: LibrarySong?
-            if settled, let known = mpd.currentSong, known.path == path, known.scan == scan.finishedJob {
-                song = known.song
-            } else {
-                let catalog = mpd.plane.catalog
-                song = catalog == nil ? nil : try await mpd.work { () throws(MPDError) -> LibrarySong? in try? MPDCommands.librarySong(path, catalog) }
-                mpd.currentSong = settled ? (path, scan.finishedJob, song) : nil
+            if settled, let known, known.path == path, known.scan == scan.finishedJob {
+                return .answer(MPDCommands.song(item, path: path, song: known.song, position: position, tags: tags))
             }
-            return MPDCommands.song(item, path: path, song: song, position: position, tags: call.client.tags)
+            guard indexed else { return .answer(MPDCommands.song(item, path: path, song: nil, position: position, tags: tags)) }
+            return .fromIndex(item, path: path, position: position, scan: settled ? scan.finishedJob : nil)
         }
 
         static func stats(_ mpd: isolated MPDCommands, _ call: Call) async throws(MPDError) -> String {

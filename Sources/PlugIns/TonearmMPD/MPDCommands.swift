@@ -1,5 +1,6 @@
 #if canImport(Glibc)
 import Glibc
+import Synchronization
 #endif
 import TonearmControlPlane
 import TonearmPlayer
@@ -31,6 +32,7 @@ actor MPDCommands {
 
     /// What a connection has set for itself, kept from one of its requests to the next.
     final class Client {
+        let id: Int
         /// Gave the password, as the connection says with each request (it decides).
         var authorized = false
         /// The tags song answers carry (`tagtypes`), in MPD's order.
@@ -38,7 +40,10 @@ actor MPDCommands {
         /// The most bytes of a picture one `albumart` or `readpicture` answer carries.
         var binaryLimit = 8192
 
-        init(tags: [Tag]) { self.tags = tags }
+        init(id: Int, tags: [Tag]) {
+            self.id = id
+            self.tags = tags
+        }
     }
 
     /// One command being carried out: what the client sent, its connection's settings, and
@@ -58,10 +63,18 @@ actor MPDCommands {
     /// The picture read last started: the next waits for it.
     var lastPictureRead: Task<Result<PictureCache.Picture?, MPDError>, Never>?
 
-    /// The index's song for the current song's path (nil: the index has no such file) as of
-    /// the scan `scan` finished: what `currentsong` shows until another song plays or another
-    /// scan is done.
-    var currentSong: (path: String, scan: Int, song: LibrarySong?)?
+    /// What `answerAtOnce` reads on the network thread besides the published state, kept here
+    /// by the commands that change it.
+    struct Shared: Sendable {
+        /// The index's song for the current song's path (nil: the index has no such file) as
+        /// of the scan `scan` finished: what `currentsong` shows until another song plays or
+        /// another scan is done.
+        var currentSong: KnownSong?
+        /// The clients whose song answers carry other tags than all (`tagtypes`).
+        var ownTags: Set<Int> = []
+    }
+    typealias KnownSong = (path: String, scan: Int, song: LibrarySong?)
+    nonisolated let shared = Mutex(Shared())
 
     /// Whose turn a library query waits for on the worker pool: the request's client.
     @TaskLocal static var requester = "mpd"
@@ -71,7 +84,10 @@ actor MPDCommands {
         self.settings = settings
     }
 
-    func forget(_ client: Int) { clients[client] = nil }
+    func forget(_ client: Int) {
+        clients[client] = nil
+        shared.withLock { _ = $0.ownTags.remove(client) }
+    }
 
     /// What a request's answer has made so far: handed to the client a part at a time when a
     /// reply to stream to is given, so a long listing never waits in memory whole.
@@ -97,13 +113,29 @@ actor MPDCommands {
     /// The answer to a request (what is left of it when parts went to `reply` already), and
     /// whether the connection closes after it.
     /// A request answered where it was read, with no turn of this actor's or the daemon's
-    /// executor: `status` alone and allowed, from the plane's published state (what clients
-    /// poll, twice a second while a song plays). Nil for any other, which `answer` takes.
-    static func answerAtOnce(_ request: MPDRequest, _ plane: any ControlPlane) -> [UInt8]? {
+    /// executor: what clients poll (`status` and `currentsong`, twice a second while a song
+    /// plays), alone and allowed, from the plane's published state and the index's song kept
+    /// for it. Nil for any other request, and for a `currentsong` the index must be asked for
+    /// or a client with tags of its own: `answer` takes those.
+    nonisolated func answerAtOnce(_ request: MPDRequest) -> [UInt8]? {
         guard request.authorized, !request.isList, request.commands.count == 1, let command = request.commands.first,
-              command.name == "status", command.arguments.isEmpty
+              command.arguments.isEmpty
         else { return nil }
-        return Array((StatusCommands.statusText(plane.published, now: monotonicSeconds()) + "OK\n").utf8)
+        let text: String
+        switch command.name {
+        case "status":
+            text = StatusCommands.statusText(plane.published, now: monotonicSeconds())
+        case "currentsong":
+            let (known, ownTags) = shared.withLock { ($0.currentSong, $0.ownTags.contains(request.clientID)) }
+            guard !ownTags, case .answer(let song) = StatusCommands.currentSong(
+                in: plane.published, known: known, musicDirectory: settings.musicDirectory, indexed: plane.catalog != nil,
+                tags: MPDSong.tagOrder)
+            else { return nil }
+            text = song
+        default:
+            return nil
+        }
+        return Array((text + "OK\n").utf8)
     }
 
     func answer(_ request: MPDRequest, streamingTo reply: MPDReply? = nil) async -> ([UInt8], close: Bool) {
@@ -111,7 +143,7 @@ actor MPDCommands {
     }
 
     private func answering(_ request: MPDRequest, streamingTo reply: MPDReply?) async -> ([UInt8], close: Bool) {
-        let client = clients[request.clientID] ?? Client(tags: MPDSong.tagOrder)
+        let client = clients[request.clientID] ?? Client(id: request.clientID, tags: MPDSong.tagOrder)
         clients[request.clientID] = client
         client.authorized = request.authorized
         let out = Output(streamingTo: reply)
@@ -187,8 +219,10 @@ actor MPDCommands {
     // MARK: URIs
 
     /// A queue path as MPD's URI: relative to the music directory.
-    func uri(_ path: String) -> String {
-        guard let root = settings.musicDirectory, path.hasPrefix(root + "/") else { return path }
+    func uri(_ path: String) -> String { Self.uri(path, in: settings.musicDirectory) }
+
+    static func uri(_ path: String, in musicDirectory: String?) -> String {
+        guard let root = musicDirectory, path.hasPrefix(root + "/") else { return path }
         return String(path.dropFirst(root.count + 1))
     }
 

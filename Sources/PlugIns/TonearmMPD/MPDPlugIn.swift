@@ -32,14 +32,14 @@ public final class MPDPlugIn: PlugIn {
         var options = options
         options.log = { log.warning($0) }
         options.clientDisconnected = { continuation.yield(.left($0)) }
+        let commands = MPDCommands(plane: plane, settings: settings)
         let server = try MPDServer(options: options, group: group) { request, reply in
-            if let answer = MPDCommands.answerAtOnce(request, plane) { return reply.send(answer) }
+            if let answer = commands.answerAtOnce(request) { return reply.send(answer) }
             continuation.yield(.request(request, reply))
         }
         let changes = plane.subscribe(Set(Subsystem.allCases))
         server.start()
         defer { server.stop() }
-        let commands = MPDCommands(plane: plane, settings: settings)
         await withDiscardingTaskGroup { group in
             group.addTask { await Self.forward(changes, plane, to: server) }
             // Each client's requests in the order they came, clients side by side: one client's
