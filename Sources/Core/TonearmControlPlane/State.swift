@@ -58,7 +58,7 @@ public struct QueueState: Sendable, Equatable {
     public var version = 0
     public var items: [QueueItem] = []
     public var currentItemID: Int?
-    /// In play order (the shuffle order when shuffle is on).
+    /// The current item's position in `items` (the queue's order, shuffled or not).
     public var currentIndex: Int?
     /// The version at which each item (by id) last moved or changed; items not in it are
     /// taken as changed in the current version.

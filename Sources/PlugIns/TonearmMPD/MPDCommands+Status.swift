@@ -43,7 +43,7 @@ extension MPDCommands {
                     out += "elapsed: \(MPDSong.decimal(elapsed))\n"
                     if let duration { out += "duration: \(MPDSong.decimal(duration))\n" }
                 }
-            } else if let id = queue.currentItemID, let position = queue.items.firstIndex(where: { $0.id == id }) {
+            } else if let id = queue.currentItemID, let position = currentPosition(queue, id) {
                 out += "song: \(position)\nsongid: \(id)\n"
                 if state.transport != .stopped {
                     let elapsed = state.nowPlaying.elapsed(at: now)
@@ -66,6 +66,13 @@ extension MPDCommands {
             let scan = state.library.scan
             if scan.isScanning || scan.job > scan.finishedJob { out += "updating_db: \(scan.job)\n" }
             return out
+        }
+
+        /// Where the current item is in the queue: as published, without a walk of a long queue
+        /// on the network thread (a walk only where the state does not say).
+        static func currentPosition(_ queue: QueueState, _ id: Int) -> Int? {
+            if let index = queue.currentIndex, index < queue.items.count, queue.items[index].id == id { return index }
+            return queue.items.firstIndex { $0.id == id }
         }
 
         /// The song playing or paused: the queue's, or what a linked program plays.
@@ -95,7 +102,7 @@ extension MPDCommands {
         static func currentSong(in state: ControlState, known: KnownSong?, musicDirectory: String?, indexed: Bool,
                                 tags: [Tag]) -> CurrentSong {
             if let link = state.nowPlayingLink { return .answer(MPDSong.block(linked: link, state.nowPlaying, tags: tags)) }
-            guard let id = state.queue.currentItemID, let position = state.queue.items.firstIndex(where: { $0.id == id }) else {
+            guard let id = state.queue.currentItemID, let position = currentPosition(state.queue, id) else {
                 return .answer("")
             }
             let item = state.queue.items[position]
