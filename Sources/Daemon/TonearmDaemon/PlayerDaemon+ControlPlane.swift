@@ -210,7 +210,7 @@ extension PlayerDaemon: ControlPlane {
     public func snapshot() async -> ControlState {
         takeEngineEvents(now: Self.now())
         flush()
-        return state()
+        return published
     }
 
     public nonisolated var published: ControlState { lastPublished.withLock { $0 } }

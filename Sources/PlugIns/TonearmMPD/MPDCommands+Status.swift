@@ -84,7 +84,8 @@ extension MPDCommands {
             case .answer(let text):
                 return text
             case .fromIndex(let item, let path, let position, let scan):
-                let song = try await mpd.work { () throws(MPDError) -> LibrarySong? in try? MPDCommands.librarySong(path, catalog!) }
+                guard let catalog else { return MPDCommands.song(item, path: path, song: nil, position: position, tags: call.client.tags) }
+                let song = try await mpd.work { () throws(MPDError) -> LibrarySong? in try? MPDCommands.librarySong(path, catalog) }
                 mpd.shared.withLock { $0.currentSong = scan.map { (path, $0, song) } }
                 return MPDCommands.song(item, path: path, song: song, position: position, tags: call.client.tags)
             }

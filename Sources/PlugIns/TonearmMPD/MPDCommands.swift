@@ -1,7 +1,7 @@
 #if canImport(Glibc)
 import Glibc
-import Synchronization
 #endif
+import Synchronization
 import TonearmControlPlane
 import TonearmPlayer
 import TonearmSystem
@@ -110,8 +110,6 @@ actor MPDCommands {
         }
     }
 
-    /// The answer to a request (what is left of it when parts went to `reply` already), and
-    /// whether the connection closes after it.
     /// A request answered where it was read, with no turn of this actor's or the daemon's
     /// executor: what clients poll (`status` and `currentsong`, twice a second while a song
     /// plays), alone and allowed, from the plane's published state and the index's song kept
@@ -138,6 +136,8 @@ actor MPDCommands {
         return Array((text + "OK\n").utf8)
     }
 
+    /// The answer to a request (what is left of it when parts went to `reply` already), and
+    /// whether the connection closes after it.
     func answer(_ request: MPDRequest, streamingTo reply: MPDReply? = nil) async -> ([UInt8], close: Bool) {
         await Self.$requester.withValue("mpd \(request.clientID)") { await answering(request, streamingTo: reply) }
     }
