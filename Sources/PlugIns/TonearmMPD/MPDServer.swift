@@ -113,6 +113,7 @@ public struct MPDServerOptions: Sendable {
 /// The MPD protocol's edge: TCP (and a Unix socket if asked), the greeting, request lines,
 /// command lists, `idle`/`noidle` and `password`; every other command goes to the handler, one
 /// request of a client at a time, in order, saying whether the client gave the password. Served on one loop of the group it is given.
+/// The handler is called on that loop, and may answer there at once or from anywhere later.
 ///
 /// The listeners are bound in `init`; `start` begins accepting; `stop` closes everything.
 /// `changed` may be called from any thread.
