@@ -64,6 +64,32 @@ final class MPDConnectionTests: XCTestCase {
         XCTAssertEqual(try channel.sentLines(), ["OK"])
     }
 
+    func testLinesQueuedBehindASlowAnswerAndAnsweredAtOnceGoOutInOrder() throws {
+        // The handler answers `status` on the loop, as the plug-in does; anything else later.
+        let slow = held
+        let service = MPDService(options: { var o = MPDServerOptions(host: nil); o.connectionTimeout = nil; return o }(),
+                                 status: ServerStatus()) { request, reply in
+            if request.commands.first?.name == "status" {
+                reply.send(Array("state: play\nOK\n".utf8))
+            } else {
+                slow.requests.withLock { $0.append((request, reply)) }
+            }
+        }
+        let channel = try connect(service)
+        _ = try channel.sentLines()
+        let count = MPDConnection.maxQueuedLines - 1
+        try channel.send("listall\n" + String(repeating: "status\n", count: count) + "ping\n")
+        var held = taken()
+        XCTAssertEqual(held.map(\.0.commands), [[MPDCommand("listall")]])
+        XCTAssertEqual(try channel.sentLines(), [])
+        held[0].1.send(Array("file: a.flac\nOK\n".utf8))
+        XCTAssertEqual(try channel.sentLines(), ["file: a.flac", "OK"] + Array(repeating: ["state: play", "OK"], count: count).flatMap { $0 })
+        held = taken()
+        XCTAssertEqual(held.map(\.0.commands), [[MPDCommand("ping")]])
+        held[0].1.send(Array("OK\n".utf8))
+        XCTAssertEqual(try channel.sentLines(), ["OK"])
+    }
+
     func testACommandListGoesWholeWithItsKind() throws {
         let channel = try connect(makeService())
         _ = try channel.sentLines()

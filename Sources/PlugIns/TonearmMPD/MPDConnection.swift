@@ -35,6 +35,8 @@ final class MPDConnection: ChannelInboundHandler {
 
     /// A request is with the handler (or a wrong password waits for its answer).
     private var busy = false
+    /// `drain` is looping over the queued lines.
+    private var draining = false
     /// Lines that came while busy or idling, in order.
     private var queued = CircularBuffer<[UInt8]>()
     static let maxQueuedLines = 1024
@@ -147,8 +149,14 @@ final class MPDConnection: ChannelInboundHandler {
         }
     }
 
-    /// Handles queued lines until one goes to the handler.
+    /// Handles queued lines until one goes to the handler. A line answered at once (by the
+    /// connection, or by the handler on the loop) ends in a call from inside the loop below:
+    /// that call returns, and the loop goes on, so a thousand queued lines are no thousand
+    /// nested calls.
     private func drain() {
+        guard !draining else { return }
+        draining = true
+        defer { draining = false }
         while !busy, !closing, !queued.isEmpty {
             handle(queued.removeFirst())
         }
