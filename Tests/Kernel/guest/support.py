@@ -288,6 +288,16 @@ class KernelTestCase(unittest.TestCase):
         wait_until(lambda: d.status()["state"] == "playing", 10, what="playing")
         return d
 
+    def play_on_a_rewinding_buffer(self, daemon, path):
+        """`path` played 1.5 s into the 6000/24000-frame device buffer of `daemon`'s profile,
+        which must rewind; the device's status."""
+        daemon.request("add", paths=[path])
+        daemon.request("play")
+        wait_until(lambda: daemon.status()["elapsed"] >= 1.5, 20, what="1.5 s of music")
+        device = daemon.status()["device"]
+        self.assertEqual((device["periodFrames"], device["bufferFrames"], device["rewinds"]), (6000, 24000, True))
+        return device
+
     def tearDown(self):
         for d in self.daemons:
             d.stop()

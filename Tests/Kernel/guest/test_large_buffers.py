@@ -94,11 +94,7 @@ class RewindTests(support.KernelTestCase):
         daemon.wait_ready()
         capture = Capture(f"{daemon.dir}/capture.raw", "S16_LE", RATE)
         control = support.Connection(daemon.socket)
-        daemon.request("add", paths=[fixtures.path("music48")])
-        daemon.request("play")
-        support.wait_until(lambda: daemon.status()["elapsed"] >= 1.5, 20, what="1.5 s of music")
-        device = daemon.status()["device"]
-        self.assertEqual((device["periodFrames"], device["bufferFrames"], device["rewinds"]), (6000, 24000, True))
+        self.play_on_a_rewinding_buffer(daemon, fixtures.path("music48"))
         return daemon, capture, control
 
     def first_difference(self, captured, reference, start, offset):

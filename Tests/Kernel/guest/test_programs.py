@@ -73,12 +73,7 @@ class ProgramTests(support.KernelTestCase):
         daemon = self.daemon(LARGE)
         daemon.wait_ready()
         capture = self.capture(daemon)
-        daemon.request("add", paths=[fixtures.path("tone48k_left")])
-        daemon.request("play")
-        support.wait_until(lambda: daemon.status()["elapsed"] >= 1.5, 20, what="1.5 s of music")
-        device = daemon.status()["device"]
-        self.assertEqual((device["periodFrames"], device["bufferFrames"], device["rewinds"]), (6000, 24000, True))
-        return daemon, capture, device
+        return daemon, capture, self.play_on_a_rewinding_buffer(daemon, fixtures.path("tone48k_left"))
 
     def program_waiting(self, daemon, preset):
         """aplay on `tonearm:PRESET`, its session open, its PCM prepared, reading its audio from
