@@ -107,7 +107,10 @@ class RewindTests(support.KernelTestCase):
         self.assertTrue(len(differs), f"nothing changed after frame {start}")
         return start + int(differs[0])
 
-    def test_commands_through_a_half_second_buffer_go_ahead_of_the_buffered_music(self):
+    def commands_through_a_half_second_buffer(self):
+        """A daemon 1.5 s into music48 on a 500 ms buffer asked for three ducks, three volume
+        steps, a seek and a pause, each undone before the next: its status after, its capture
+        and the frames played when each was asked."""
         daemon, capture, control = self.music48_playing(BUFFERED)
 
         marks = []  # (what, the frame played when it was asked)
@@ -135,7 +138,21 @@ class RewindTests(support.KernelTestCase):
         status = daemon.status()
         control.close()
         captured = capture.stop()
-        self.assertEqual(status["device"]["underruns"], 0)
+        daemon.stop()
+        return status, captured, marks
+
+    def test_commands_through_a_half_second_buffer_go_ahead_of_the_buffered_music(self):
+        # After a rewind the device holds only the guard (8 ms). An emulated CPU on a busy host
+        # can miss that, and an underrun moves the music in the capture, so the frames could not
+        # be matched to the file: such a run is made again, up to three times, and said.
+        for attempt in range(1, 4):
+            status, captured, marks = self.commands_through_a_half_second_buffer()
+            underruns = status["device"]["underruns"]
+            if underruns == 0:
+                break
+            support.measure(f"snd-aloop, 500 ms buffer, guard {GUARD_MS} ms: run {attempt} of the commands underran "
+                            f"{underruns} time(s) (emulated CPU); made again")
+        self.assertEqual(status["device"]["underruns"], 0, "three runs of the commands each underran")
         self.assertGreaterEqual(status["device"]["rewindCount"], 8)
 
         reference = numpy.fromfile(fixtures.reference("music48"), dtype="<i4")
