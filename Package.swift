@@ -8,7 +8,6 @@ import PackageDescription
 let packages: [(url: String, from: Version)] = [
     ("https://github.com/apple/swift-argument-parser", "1.5.0"),
     ("https://github.com/apple/swift-log", "1.6.0"),
-    ("https://github.com/swift-server/swift-service-lifecycle", "2.6.0"),
     ("https://github.com/apple/swift-nio", "2.80.0"),
     ("https://github.com/apple/swift-system", "1.4.0"),
 ]
@@ -243,7 +242,6 @@ let package = Package(
                 "TonearmMPD", "TonearmMPRIS", "TonearmWeb", "TonearmImage", "TonearmConfig", "TonearmSystem", "TonearmSession", "TonearmBoard", "TonearmGPIO",
                 "TonearmInput", "TonearmSerial", "TonearmPCMSessions", "TonearmStreams",
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOPosix", package: "swift-nio"),
                 .product(name: "SystemPackage", package: "swift-system"),
@@ -255,7 +253,6 @@ let package = Package(
                 "TonearmDaemon", "TonearmConfig", "TonearmControlPlane", "TonearmNetwork", "TonearmSystem",
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ],
             linkerSettings: packedRelocations
         ),
@@ -303,7 +300,6 @@ let package = Package(
             dependencies: [
                 "TonearmDaemon", "TonearmConfig", "TonearmControlPlane", "TonearmLibrary", "TonearmPlayer", "TonearmSession", "TestSupport",
                 .product(name: "Logging", package: "swift-log"),
-                .product(name: "ServiceLifecycle", package: "swift-service-lifecycle"),
             ]
         ),
         .testTarget(name: "TonearmControlTests", dependencies: ["TonearmControl", "TonearmJSON", "TestSupport"]),

@@ -1,5 +1,4 @@
 import Logging
-import ServiceLifecycle
 import Synchronization
 @testable import TonearmDaemon
 import TonearmControlPlane
@@ -52,13 +51,12 @@ final class PlugInServiceTests: XCTestCase {
         Logger(label: "test", factory: { _ in SwiftLogNoOpLogHandler() })
     }
 
-    func testAFailingPlugInIsStartedAgainWithBackOffAndStopsWithTheGroup() async throws {
+    func testAFailingPlugInIsStartedAgainWithBackOffAndStopsWithItsTask() async throws {
         let plane = RecordingPlane()
         let plugIn = FlakyPlugIn(failures: 2)
         var service = PlugInService(plugIn: plugIn, plane: plane, logger: logger())
         service.firstDelay = 0.05
-        let group = ServiceGroup(services: [service], logger: logger())
-        let running = Task { try await group.run() }
+        let running = Task { [service] in try await service.run() }
         let deadline = ContinuousClock.now + .seconds(10)
         while plane.sent.withLock({ $0.count }) == 0 && ContinuousClock.now < deadline {
             try await Task.sleep(for: .milliseconds(10))
@@ -66,18 +64,17 @@ final class PlugInServiceTests: XCTestCase {
         // Two failures, two waits (0.05 s, then 0.1 s), and the third run is the one that lives.
         XCTAssertEqual(plugIn.runs.load(ordering: .relaxed), 3)
         XCTAssertEqual(plane.sent.withLock { $0.map(\.1) }, ["flaky"])
-        await group.triggerGracefulShutdown()
+        running.cancel()
         try await running.value
+        XCTAssertEqual(plugIn.runs.load(ordering: .relaxed), 3, "a plug-in whose task is cancelled is not started again")
     }
 
-    func testARequiredPlugInThatFailsStopsTheGroup() async throws {
+    func testARequiredPlugInThatFailsStopsTheDaemon() async throws {
         let plugIn = FlakyPlugIn(failures: 1, required: true)
         let service = PlugInService(plugIn: plugIn, plane: RecordingPlane(), logger: logger())
-        let group = ServiceGroup(configuration: .init(
-            services: [.init(service: service, failureTerminationBehavior: .gracefullyShutdownGroup)], logger: logger()))
         do {
-            try await group.run()
-            XCTFail("the group ran on without its required plug-in")
+            try await service.run()
+            XCTFail("the daemon ran on without its required plug-in")
         } catch {
             XCTAssertTrue("\(error)".contains("the device is gone"), "\(error)")
         }

@@ -1,60 +1,66 @@
 import Logging
 import NIOCore
-import ServiceLifecycle
 import TonearmControlPlane
 import TonearmNetwork
 import TonearmPlayback
 import TonearmSystem
 
-/// The daemon as swift-service-lifecycle services, started in order and stopped in reverse
-/// (SIGTERM, SIGINT): the player (restores the state; on the way out fades, saves and stops
-/// the engine), the engine's doorbell on the event loop, then every plug-in.
+/// The daemon's life. The player starts (it restores the state), the engine's announcements
+/// are watched on the event loop (its doorbell) and every plug-in runs, all at once. On SIGTERM
+/// or SIGINT, or when a required plug-in fails, they stop in reverse order: the plug-ins, the
+/// last first, then the doorbell, then the player, which fades out, saves and stops the engine.
 public enum DaemonServices {
-    public static func make(daemon: PlayerDaemon, doorbell: Doorbell, group: EventLoopGroup, plugIns: [any PlugIn],
-                            logger: Logger) -> [ServiceGroupConfiguration.ServiceConfiguration] {
-        var services: [ServiceGroupConfiguration.ServiceConfiguration] = [
-            .init(service: PlayerService(daemon: daemon), successTerminationBehavior: .gracefullyShutdownGroup),
-            .init(service: DoorbellService(daemon: daemon, doorbell: doorbell, group: group)),
-        ]
-        for plugIn in plugIns {
-            services.append(.init(service: PlugInService(plugIn: plugIn, plane: daemon, logger: logger),
-                                  failureTerminationBehavior: .gracefullyShutdownGroup))
-        }
-        return services
+    enum Stop {
+        case signal
+        case failed(any Error)
     }
-}
 
-/// The player: starts with the group, and on shutdown fades out, saves and stops the engine.
-struct PlayerService: Service {
-    let daemon: PlayerDaemon
-
-    func run() async throws {
-        await daemon.start()
-        try? await gracefulShutdown()
+    /// Runs until SIGTERM or SIGINT, then returns; or until a required plug-in fails, then
+    /// throws its error, once everything has stopped.
+    public static func run(daemon: PlayerDaemon, doorbell: Doorbell, group: EventLoopGroup, plugIns: [any PlugIn],
+                           logger: Logger) async throws {
+        let (stops, stop) = AsyncStream<Stop>.makeStream()
+        _ = try await StopSignals.watch(on: group) { stop.yield(.signal) }
+        let player = Task { await daemon.start() }
+        let engine: Channel
+        do {
+            engine = try await doorbell.watch(on: group) { [daemon] in
+                Task { await daemon.engineAnnounced() }
+            }
+        } catch {
+            await player.value
+            await daemon.stop()
+            throw error
+        }
+        let running = plugIns.map { plugIn in
+            Task {
+                do {
+                    try await PlugInService(plugIn: plugIn, plane: daemon, logger: logger).run()
+                } catch {
+                    stop.yield(.failed(error))
+                }
+            }
+        }
+        var failure: (any Error)?
+        for await reason in stops {
+            if case .failed(let error) = reason { failure = error }
+            break
+        }
+        for plugIn in running.reversed() {
+            plugIn.cancel()
+            await plugIn.value
+        }
+        try? await engine.close()
+        await player.value
         await daemon.stop()
+        if let failure { throw failure }
     }
 }
 
-/// The engine's announcements, watched on the event loop: each ring hands its events to the
-/// player. Nothing polls.
-struct DoorbellService: Service {
-    let daemon: PlayerDaemon
-    let doorbell: Doorbell
-    let group: EventLoopGroup
-
-    func run() async throws {
-        let channel = try await doorbell.watch(on: group) { [daemon] in
-            Task { await daemon.engineAnnounced() }
-        }
-        try? await gracefulShutdown()
-        try? await channel.close()
-    }
-}
-
-/// One plug-in as a service. One that fails is logged in one line and started again after a
-/// back-off (1 s, doubling to 30 s; back to 1 s after it ran a minute) while playback goes on;
-/// a required one that fails stops the daemon.
-struct PlugInService: Service {
+/// One plug-in, run until its task is cancelled. One that fails is logged in one line and
+/// started again after a back-off (1 s, doubling to 30 s; back to 1 s after it ran a minute)
+/// while playback goes on; a required one that fails stops the daemon (`run` throws).
+struct PlugInService {
     let plugIn: any PlugIn
     let plane: any ControlPlane
     let logger: Logger
@@ -69,7 +75,7 @@ struct PlugInService: Service {
         while !Task.isCancelled {
             let started = ContinuousClock.now
             do {
-                try await cancelWhenGracefulShutdown { try await plugIn.run(plane, log: log) }
+                try await plugIn.run(plane, log: log)
                 return
             } catch is CancellationError {
                 return
@@ -82,7 +88,7 @@ struct PlugInService: Service {
                 logger.error("\(plugIn.name) failed: \(error); starting it again in \(delay) s")
                 let wait = delay
                 do {
-                    try await cancelWhenGracefulShutdown { try await Task.sleep(for: .seconds(wait)) }
+                    try await Task.sleep(for: .seconds(wait))
                 } catch {
                     return
                 }

@@ -1,6 +1,5 @@
 import ArgumentParser
 import Logging
-import ServiceLifecycle
 import TonearmConfig
 import TonearmControlPlane
 import TonearmNetwork
@@ -159,13 +158,9 @@ struct Tonearmd: AsyncParsableCommand {
             logger.critical("\(error)")
             throw ExitCode(1)
         }
-        let group = ServiceGroup(configuration: .init(
-            services: DaemonServices.make(daemon: daemon, doorbell: doorbell, group: eventLoop, plugIns: plugIns, logger: logger),
-            gracefulShutdownSignals: [.sigterm, .sigint],
-            logger: logger))
         defer { eventLoop.shutdownGracefully { _ in } }
         do {
-            try await group.run()
+            try await DaemonServices.run(daemon: daemon, doorbell: doorbell, group: eventLoop, plugIns: plugIns, logger: logger)
         } catch {
             logger.critical("\(error)")
             throw ExitCode(1)
