@@ -41,12 +41,16 @@ func systemLibrary(_ name: String, pkgConfig: String, apt: String) -> Target {
     .systemLibrary(name: name, pkgConfig: pkgConfig, providers: [.apt([apt])])
 }
 
-/// The programs' relative relocations packed (RELR, read by glibc 2.36 and later; both Swifts bring
-/// lld, which writes them). With the Swift runtime linked in, a position-independent program has
-/// about 65,000: as RELA entries they are 1.5 MB the loader reads at every start and the daemon
-/// keeps resident, as RELR 13 KB. The programs stay position-independent (ASLR).
-let packedRelocations: [LinkerSetting] = [
-    .unsafeFlags(["-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs"], .when(platforms: [.linux])),
+/// How the programs are linked, for their memory (the daemon's peak RSS, `scripts/bench`):
+/// - relative relocations packed (RELR, read by glibc 2.36 and later; both Swifts bring lld,
+///   which writes them). With the Swift runtime linked in, a position-independent program has
+///   about 65,000: as RELA entries they are 1.5 MB the loader reads at every start and the
+///   daemon keeps resident, as RELR 13 KB. The programs stay position-independent (ASLR).
+/// - no symbol exported: `--static-swift-stdlib` asks for `-export-dynamic`, which made 18,800
+///   of the package's symbols dynamic (1.7 MB of tables the loader reads; nothing looks them up).
+let programLinking: [LinkerSetting] = [
+    .unsafeFlags(["-use-ld=lld", "-Xlinker", "-z", "-Xlinker", "pack-relative-relocs", "-Xlinker", "--no-export-dynamic"],
+                 .when(platforms: [.linux])),
 ]
 
 let package = Package(
@@ -197,7 +201,7 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
-            linkerSettings: packedRelocations
+            linkerSettings: programLinking
         ),
         // The control plane spoken in JSON: requests decoded into commands, the state as
         // reports; what the control socket and the web API both speak.
@@ -254,7 +258,7 @@ let package = Package(
                 .product(name: "ArgumentParser", package: "swift-argument-parser"),
                 .product(name: "Logging", package: "swift-log"),
             ],
-            linkerSettings: packedRelocations
+            linkerSettings: programLinking
         ),
 
         // Counts heap allocations on the calling thread, to prove the render path makes none.
