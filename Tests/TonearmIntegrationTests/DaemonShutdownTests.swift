@@ -6,8 +6,8 @@ import XCTest
 import Glibc
 #endif
 
-/// SIGTERM while playing: fade out, save, exit 0; the next start restores the queue and the
-/// position, paused.
+/// SIGTERM or SIGINT while playing: fade out, save, exit 0; the next start restores the queue
+/// and the position, paused.
 ///
 /// Played to `pacedsplitcapture`, so where it was and how much it played on after the signal
 /// are the audio that reached the device, not the time a busy machine took over the commands.
@@ -78,6 +78,30 @@ final class DaemonShutdownTests: XCTestCase {
         XCTAssertGreaterThanOrEqual(elapsed, position - 0.01, jsonText(resumed))
         XCTAssertLessThanOrEqual(elapsed, position + played + DaemonBench.captureSlack(resumed), "\(played) s captured: \(jsonText(resumed))")
         XCTAssertEqual(world.daemon.terminate()?.status, 0, daemonReport(world.daemon))
+    }
+
+    /// SIGINT (Ctrl-C in a terminal) is the same request as SIGTERM; a second one while the
+    /// daemon fades out changes nothing.
+    func testSigintSavesAndASecondSignalWhileStoppingChangesNothing() throws {
+        let world = try DaemonBench(device: "pacedsplitcapture")
+        let track = try world.fixture("int.flac", taggedFixture(1, seconds: 10))
+        try world.ok(["add", track])
+        try world.ok("play")
+        _ = try world.waitForStatus(timeout: 30, "1 s played") {
+            $0.string("state") == "playing" && ($0.double("elapsed") ?? 0) >= 1.0
+        }
+        let process = try XCTUnwrap(world.daemon.process)
+        process.send(SIGINT)
+        process.send(SIGINT)
+        process.send(SIGTERM)
+        let result = process.wait(timeout: 60)
+        XCTAssertNil(result.signal, "killed by a signal: \(result)")
+        XCTAssertEqual(result.status, 0, daemonReport(world.daemon))
+        XCTAssertTrue(world.daemon.log.contains("tonearmd stopped"), daemonReport(world.daemon))
+        let saved = try XCTUnwrap(world.daemon.savedState(), "no readable state.json in \(world.daemon.stateDirectory)")
+        XCTAssertEqual(saved["queue"] as? [String], [track], jsonText(saved))
+        XCTAssertGreaterThanOrEqual(saved.double("position") ?? -1, 1.0, jsonText(saved))
+        XCTAssertEqual(saved.bool("wasPlaying"), true, jsonText(saved))
     }
 
     private func paths(_ queue: [String: Any]) -> [String] {
