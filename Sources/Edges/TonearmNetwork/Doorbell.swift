@@ -13,9 +13,9 @@ extension Doorbell {
     /// Calls `handler` on the event loop each time the bell was woken since the last call.
     /// Fails (with the system's words) when the pipe could not be made or watched.
     public func watch(on group: EventLoopGroup, _ handler: @escaping @Sendable () -> Void) async throws -> Channel {
-        if let failure { throw DoorbellError(reason: "cannot make the engine's wake-up pipe: \(failure)") }
+        if let failure { throw PipeWatchError(reason: "cannot make the engine's wake-up pipe: \(failure)") }
         let reader = dup(descriptor)
-        guard reader >= 0 else { throw DoorbellError(reason: "cannot watch the engine's wake-up pipe: \(String(cString: strerror(errno)))") }
+        guard reader >= 0 else { throw PipeWatchError(reason: "cannot watch the engine's wake-up pipe: \(String(cString: strerror(errno)))") }
         return try await NIOPipeBootstrap(group: group)
             .channelInitializer { channel in
                 channel.eventLoop.makeCompletedFuture { try channel.pipeline.syncOperations.addHandler(Ringing(self, handler)) }
@@ -44,7 +44,9 @@ private final class Ringing: ChannelInboundHandler, Sendable {
     }
 }
 
-public struct DoorbellError: Error, CustomStringConvertible {
+/// A pipe the event loop could not make or watch (the engine's doorbell's, the stop signals'),
+/// in the system's words.
+public struct PipeWatchError: Error, CustomStringConvertible {
     public var reason: String
     public var description: String { reason }
 }

@@ -19,7 +19,7 @@ public enum StopSignals {
     public static func watch(on group: EventLoopGroup, _ handler: @escaping @Sendable () -> Void) async throws -> Channel {
         var ends: [Int32] = [-1, -1]
         guard pipe(&ends) == 0 else {
-            throw DoorbellError(reason: "cannot make the signals' pipe: \(String(cString: strerror(errno)))")
+            throw PipeWatchError(reason: "cannot make the signals' pipe: \(String(cString: strerror(errno)))")
         }
         for end in ends {
             _ = fcntl(end, F_SETFL, fcntl(end, F_GETFL) | O_NONBLOCK)
