@@ -31,11 +31,13 @@ class IndexTestCase: XCTestCase {
         return (index, notices)
     }
 
-    /// Scans and waits for the scan to finish; returns its figures.
+    /// Scans and waits for the scan to finish; returns its figures. The scanner and the watcher
+    /// run at idle priority (SCHED_IDLE): on a machine whose cores are all busy they run only in
+    /// the gaps, so every wait for their work here is two minutes, ended by the work itself.
     @discardableResult
     func scan(_ index: MusicIndex, _ path: String? = nil) throws -> ScanProgress {
         let job = index.scan(path)
-        XCTAssertTrue(waitUntil(timeout: 20) { index.progress.finishedJob >= job }, "scan \(job) did not finish")
+        XCTAssertTrue(waitUntil(timeout: 120) { index.progress.finishedJob >= job }, "scan \(job) did not finish")
         return index.progress
     }
 

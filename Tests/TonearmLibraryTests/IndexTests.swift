@@ -325,17 +325,17 @@ final class IndexTests: IndexTestCase {
         let (index, _) = try makeIndex(watch: true)
         try scan(index)
         try Tracks.write(music + "/Beatles/Abbey Road/03.flac", tags: [("ALBUM", "Abbey Road"), ("TITLE", "Maxwell")])
-        XCTAssertTrue(waitUntil(timeout: 10) { (try? self.paths(index.catalog, [TagFilter(.tag(.title), "Maxwell")], .exact)) == ["Beatles/Abbey Road/03.flac"] },
+        XCTAssertTrue(waitUntil(timeout: 120) { (try? self.paths(index.catalog, [TagFilter(.tag(.title), "Maxwell")], .exact)) == ["Beatles/Abbey Road/03.flac"] },
                       "a new file was not indexed")
         try FileManager.default.createDirectory(atPath: music + "/Later/Deep", withIntermediateDirectories: true)
         try Tracks.write(music + "/Later/Deep/01.flac", tags: [("TITLE", "Deep")])
-        XCTAssertTrue(waitUntil(timeout: 10) { (try? self.paths(index.catalog, [TagFilter(.tag(.title), "Deep")], .exact)) == ["Later/Deep/01.flac"] },
+        XCTAssertTrue(waitUntil(timeout: 120) { (try? self.paths(index.catalog, [TagFilter(.tag(.title), "Deep")], .exact)) == ["Later/Deep/01.flac"] },
                       "a file in a new directory was not indexed")
         try FileManager.default.moveItem(atPath: music + "/Mix", toPath: music + "/Renamed")
-        XCTAssertTrue(waitUntil(timeout: 10) { (try? self.paths(index.catalog, [TagFilter(.tag(.title), "Together Again")], .exact)) == ["Renamed/01.flac"] },
+        XCTAssertTrue(waitUntil(timeout: 120) { (try? self.paths(index.catalog, [TagFilter(.tag(.title), "Together Again")], .exact)) == ["Renamed/01.flac"] },
                       "a renamed directory was not followed")
         try FileManager.default.removeItem(atPath: music + "/Aretha/Lady Soul/01.flac")
-        XCTAssertTrue(waitUntil(timeout: 10) { (try? self.paths(index.catalog, [TagFilter(.tag(.album), "Lady Soul")], .exact)) == [] },
+        XCTAssertTrue(waitUntil(timeout: 120) { (try? self.paths(index.catalog, [TagFilter(.tag(.album), "Lady Soul")], .exact)) == [] },
                       "a deleted file stayed")
     }
 
@@ -354,7 +354,7 @@ final class IndexTests: IndexTestCase {
 
         XCTAssertTrue(run("/bin/umount", [music + "/usb"]))
         mounted = false
-        XCTAssertTrue(waitUntil(timeout: 10) { index.unavailable == ["usb"] }, "unavailable: \(index.unavailable)")
+        XCTAssertTrue(waitUntil(timeout: 120) { index.unavailable == ["usb"] }, "unavailable: \(index.unavailable)")
         XCTAssertEqual(try paths(index.catalog, [TagFilter(.tag(.album), "On The Stick")], .exact), [])
         XCTAssertFalse(try values(index.catalog, .album).contains("On The Stick"))
         XCTAssertEqual(try index.catalog.totals().songs, 4)
@@ -365,7 +365,7 @@ final class IndexTests: IndexTestCase {
 
         XCTAssertTrue(run("/bin/mount", ["--bind", stick, music + "/usb"]))
         mounted = true
-        XCTAssertTrue(waitUntil(timeout: 10) { index.unavailable.isEmpty }, "still unavailable: \(index.unavailable)")
+        XCTAssertTrue(waitUntil(timeout: 120) { index.unavailable.isEmpty }, "still unavailable: \(index.unavailable)")
         XCTAssertEqual(try paths(index.catalog, [TagFilter(.tag(.album), "On The Stick")], .exact), ["usb/Album/01.flac"])
         XCTAssertTrue(try values(index.catalog, .album).contains("On The Stick"))
     }

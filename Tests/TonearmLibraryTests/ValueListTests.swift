@@ -24,7 +24,7 @@ final class ValueListTests: IndexTestCase {
 
         XCTAssertTrue(run("/bin/umount", [music + "/usb"]))
         mounted = false
-        XCTAssertTrue(waitUntil(timeout: 10) { index.unavailable == ["usb"] }, "unavailable: \(index.unavailable)")
+        XCTAssertTrue(waitUntil(timeout: 120) { index.unavailable == ["usb"] }, "unavailable: \(index.unavailable)")
         XCTAssertEqual(try values(index.catalog, .albumArtist), ["Zed"])
         XCTAssertEqual(try values(index.catalog, .title), ["One", "Two"])
         XCTAssertEqual(try values(index.catalog, .album, groupedBy: [.albumArtist]), ["Zed|Home"])
