@@ -77,6 +77,10 @@ final class IndexTests: IndexTestCase {
         let root = try catalog.listDirectory("")
         XCTAssertEqual(root.directories.map(\.path), ["Aretha", "Beatles", "Mix"])
         XCTAssertEqual(try catalog.listDirectory("/Mix/").songs.map(\.path), ["Mix/01.flac"])
+        // A listed song's tags come in the file's order, which is not the tags' own.
+        let soul = try XCTUnwrap(catalog.listDirectory("Aretha/Lady Soul").songs.first)
+        XCTAssertEqual(soul.tags.map(\.tag), [.albumArtist, .artist, .album, .title, .track, .genre, .composer])
+        XCTAssertEqual(soul.tags.map(\.value), ["Aretha Franklin", "Aretha Franklin", "Lady Soul", "Chain of Fools", "1", "Soul", "Don Covay"])
         XCTAssertThrowsError(try catalog.listDirectory("Nope")) { error in
             XCTAssertEqual((error as? CommandFailure)?.code, .notFound)
         }

@@ -19,25 +19,47 @@ final class IndexCatalog: LibraryCatalog, @unchecked Sendable {
     }
 
     private final class Connection: Sendable {
-        let db: Mutex<Database>
-        init(_ db: Database) { self.db = Mutex(db) }
+        let reader: Mutex<Reader>
+        init(_ db: Database) { reader = Mutex(Reader(db)) }
+    }
+
+    /// A connection, with the statements of the queries asked again and again prepared once
+    /// (a directory's listing: once per directory of a whole library's `listallinfo`).
+    /// Used under its connection's lock only.
+    private final class Reader: @unchecked Sendable {
+        let db: Database
+        private var kept: [String: Statement] = [:]
+
+        init(_ db: Database) { self.db = db }
+
+        /// The statement for `sql`, kept for the next time; `sql` must be one of a few fixed
+        /// texts, never one made of a request's values. Run it with `rows`, which resets it.
+        func statement(_ sql: String) throws(SQLiteError) -> Statement {
+            if let statement = kept[sql] { return statement }
+            let statement = try db.prepare(sql)
+            kept[sql] = statement
+            return statement
+        }
     }
 
     // MARK: LibraryCatalog
 
     func listDirectory(_ directory: String) throws(CommandFailure) -> DirectoryListing {
         let directory = Self.trimmed(directory)
-        let found = try query { db throws(SQLiteError) -> DirectoryListing? in
-            guard let id = try db.integer("SELECT id FROM directories WHERE path = ? AND available = 1", .text(directory)) else {
-                return nil
+        let found = try query { reader throws(SQLiteError) -> DirectoryListing? in
+            var found: Int?
+            try reader.statement("SELECT id FROM directories WHERE path = ? AND available = 1").rows([.text(directory)]) { row in
+                found = row.integer(0)
+                return false
             }
+            guard let id = found else { return nil }
             var listing = DirectoryListing()
-            try db.prepare("SELECT path, modified FROM directories WHERE parent = ? AND available = 1 ORDER BY path")
+            try reader.statement("SELECT path, modified FROM directories WHERE parent = ? AND available = 1 ORDER BY path")
                 .rows([.integer(id)]) { row in
                     listing.directories.append(.init(path: row.text(0) ?? "", modified: row.integer(1)))
                     return true
                 }
-            try db.prepare(Self.songSelect + " WHERE t.directory = ? AND t.available = 1 ORDER BY t.path")
+            try reader.statement(Self.songSelect + " WHERE t.directory = ? AND t.available = 1 ORDER BY t.path")
                 .rows([.integer(id)]) { row in
                     listing.songs.append(Self.song(row))
                     return true
@@ -51,7 +73,8 @@ final class IndexCatalog: LibraryCatalog, @unchecked Sendable {
     @discardableResult
     func songs(_ query: SongQuery, _ each: (LibrarySong) -> Bool) throws(CommandFailure) -> Int {
         let (condition, values) = try Self.condition(query.filters, query.matching)
-        return try self.query { db throws(SQLiteError) -> Int in
+        return try self.query { reader throws(SQLiteError) -> Int in
+            let db = reader.db
             let total = try db.integer("SELECT count(*) FROM tracks t WHERE \(condition)", values) ?? 0
             var sql = Self.songSelect + " WHERE \(condition) ORDER BY t.path"
             if let window = query.window { sql += " LIMIT \(window.count) OFFSET \(window.lowerBound)" }
@@ -86,7 +109,8 @@ final class IndexCatalog: LibraryCatalog, @unchecked Sendable {
             WHERE vv.tag = \(tag.index) \(restriction)
             GROUP BY \(select.joined(separator: ", ")) ORDER BY \(order.joined(separator: ", "))
             """
-        try query { db throws(SQLiteError) in
+        try query { reader throws(SQLiteError) in
+            let db = reader.db
             let columns = Int32(groups.count + 1)
             try db.prepare(sql).rows(values) { row in
                 each((0..<columns).map { row.text($0) ?? "" })
@@ -96,7 +120,8 @@ final class IndexCatalog: LibraryCatalog, @unchecked Sendable {
 
     func count(_ filters: [TagFilter], matching: Matching, groupedBy group: Tag?) throws(CommandFailure) -> [SongCount] {
         let (condition, values) = try Self.condition(filters, matching)
-        return try query { db throws(SQLiteError) -> [SongCount] in
+        return try query { reader throws(SQLiteError) -> [SongCount] in
+            let db = reader.db
             var counts: [SongCount] = []
             if let group {
                 try db.prepare("""
@@ -118,7 +143,8 @@ final class IndexCatalog: LibraryCatalog, @unchecked Sendable {
     }
 
     func totals() throws(CommandFailure) -> LibraryTotals {
-        try query { db throws(SQLiteError) -> LibraryTotals in
+        try query { reader throws(SQLiteError) -> LibraryTotals in
+            let db = reader.db
             func distinct(_ tag: Tag) throws(SQLiteError) -> Int {
                 try db.integer("""
                     SELECT count(DISTINCT value) FROM tags WHERE tag = \(tag.index) AND own = 1
@@ -146,8 +172,8 @@ final class IndexCatalog: LibraryCatalog, @unchecked Sendable {
     }
 
     func failures(_ each: (String, String) -> Bool) throws(CommandFailure) {
-        try query { db throws(SQLiteError) in
-            try db.prepare("SELECT path, reason FROM failures ORDER BY path").rows([]) { row in
+        try query { reader throws(SQLiteError) in
+            try reader.statement("SELECT path, reason FROM failures ORDER BY path").rows([]) { row in
                 each(row.text(0) ?? "", row.text(1) ?? "")
             }
         }
@@ -158,18 +184,18 @@ final class IndexCatalog: LibraryCatalog, @unchecked Sendable {
     /// Runs `body` on the connection within a query's time (`QueryBudget`); a query over it is
     /// refused as a bad argument, any other SQLite failure becomes `unavailable`, naming the
     /// database.
-    private func query<T: Sendable>(_ body: (Database) throws(SQLiteError) -> T) throws(CommandFailure) -> T {
+    private func query<T: Sendable>(_ body: (Reader) throws(SQLiteError) -> T) throws(CommandFailure) -> T {
         do throws(SQLiteError) {
             // A free connection, else the first.
             for connection in connections.dropFirst() {
-                let result = try connection.db.withLockIfAvailable { db throws(SQLiteError) -> T in
-                    let result: T = try db.withBudget { () throws(SQLiteError) -> T in try body(db) }
+                let result = try connection.reader.withLockIfAvailable { reader throws(SQLiteError) -> T in
+                    let result: T = try reader.db.withBudget { () throws(SQLiteError) -> T in try body(reader) }
                     return result
                 }
                 if let result { return result }
             }
-            return try connections[0].db.withLock { db throws(SQLiteError) -> T in
-                let result: T = try db.withBudget { () throws(SQLiteError) -> T in try body(db) }
+            return try connections[0].reader.withLock { reader throws(SQLiteError) -> T in
+                let result: T = try reader.db.withBudget { () throws(SQLiteError) -> T in try body(reader) }
                 return result
             }
         } catch where error.isOverBudget {
@@ -183,24 +209,47 @@ final class IndexCatalog: LibraryCatalog, @unchecked Sendable {
     static let songSelect = """
         SELECT t.path, t.duration, t.rate, t.bits, t.channels, t.size, t.modified, t.has_picture, t.available,
             t.rg_track_gain, t.rg_track_peak, t.rg_album_gain, t.rg_album_peak,
-            (SELECT group_concat(tag || char(31) || value, char(30)) FROM
-                (SELECT g.tag, v.value FROM tags g JOIN tag_values v ON v.id = g.value
-                 WHERE g.track = t.id AND g.own = 1 ORDER BY g.seq))
+            (SELECT group_concat(g.seq || char(31) || g.tag || char(31) || v.value, char(30))
+             FROM tags g JOIN tag_values v ON v.id = g.value WHERE g.track = t.id AND g.own = 1)
         FROM tracks t
         """
 
     static func song(_ row: Statement) -> LibrarySong {
-        var tags: [(tag: Tag, value: String)] = []
-        for field in (row.text(13) ?? "").split(separator: "\u{1E}", omittingEmptySubsequences: true) {
-            guard let cut = field.firstIndex(of: "\u{1F}"), let number = Int(field[..<cut]), let tag = Tag(index: number) else { continue }
-            tags.append((tag, String(field[field.index(after: cut)...])))
+        // "seq␟tag␟value␞seq␟tag␟value…", taken apart as bytes (0x1E and 0x1F are never inside
+        // a character of UTF-8), then put in the file's order (`seq`): in SQL that order would
+        // be a sort for each song.
+        let numbered = row.withText(13) { text -> [(seq: Int, tag: Tag, value: String)] in
+            var numbered: [(seq: Int, tag: Tag, value: String)] = []
+            var start = 0
+            while start < text.count {
+                let end = text[start...].firstIndex(of: 0x1E) ?? text.count
+                defer { start = end + 1 }
+                var field = text[start..<end]
+                guard let seq = Self.number(&field), let index = Self.number(&field), let tag = Tag(index: index) else { continue }
+                numbered.append((seq, tag, String(decoding: UnsafeBufferPointer(rebasing: field), as: UTF8.self)))
+            }
+            return numbered
         }
+        let tags = numbered.sorted { $0.seq < $1.seq }.map { (tag: $0.tag, value: $0.value) }
         return LibrarySong(
             path: row.text(0) ?? "", tags: tags, duration: row.optionalReal(1), sampleRate: row.integer(2),
             bitsPerSample: row.integer(3), channels: row.integer(4), size: row.integer(5), modified: row.integer(6),
             hasPicture: row.integer(7) != 0, isAvailable: row.integer(8) != 0,
             replayGain: ReplayGain(trackGain: row.optionalReal(9), trackPeak: row.optionalReal(10),
                                           albumGain: row.optionalReal(11), albumPeak: row.optionalReal(12)))
+    }
+
+    /// The decimal number `field` starts with, up to a 0x1F, which is taken off with it; nil
+    /// when there is none.
+    private static func number(_ field: inout Slice<UnsafeBufferPointer<UInt8>>) -> Int? {
+        guard let cut = field.firstIndex(of: 0x1F), cut > field.startIndex, cut - field.startIndex <= 9 else { return nil }
+        var number = 0
+        for digit in field[..<cut] {
+            guard (0x30...0x39).contains(digit) else { return nil }
+            number = number * 10 + Int(digit - 0x30)
+        }
+        field = field[(cut + 1)...]
+        return number
     }
 
     /// The WHERE clause over `tracks t` for `filters`, with its values.

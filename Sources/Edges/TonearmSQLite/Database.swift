@@ -247,9 +247,15 @@ public final class Statement {
 
     /// Text as stored; bytes that are not UTF-8 come out as U+FFFD.
     public func text(_ column: Int32) -> String? {
-        guard let bytes = sqlite3_column_text(handle, column) else { return nil }
+        isNull(column) ? nil : withText(column) { String(decoding: $0, as: UTF8.self) }
+    }
+
+    /// `body` over the column's text as SQLite holds it (UTF-8, valid until the next step):
+    /// for a value taken apart before anything of it is kept. NULL is empty.
+    public func withText<T>(_ column: Int32, _ body: (UnsafeBufferPointer<UInt8>) -> T) -> T {
+        let bytes = sqlite3_column_text(handle, column)
         let count = Int(sqlite3_column_bytes(handle, column))
-        return String(decoding: UnsafeBufferPointer(start: bytes, count: count), as: UTF8.self)
+        return body(UnsafeBufferPointer(start: bytes, count: bytes == nil ? 0 : count))
     }
 
     public func blob(_ column: Int32) -> [UInt8] {
