@@ -200,7 +200,13 @@ extension MPDCommands {
                         if directory.path.isEmpty { throw error }
                         return (text, [], directory.path)
                     }
-                    for song in listing.songs { text += withInfo ? MPDSong.block(song, tags: tags) : "file: \(song.path)\n" }
+                    for song in listing.songs {
+                        if withInfo {
+                            MPDSong.append(song, tags: tags, to: &text)
+                        } else {
+                            text += "file: \(song.path)\n"
+                        }
+                    }
                     stack += listing.directories.reversed().map { PendingDirectory(path: $0.path, modified: $0.modified) }
                 }
                 return (text, stack, nil)

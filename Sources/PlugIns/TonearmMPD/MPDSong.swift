@@ -19,14 +19,31 @@ enum MPDSong {
     ]
 
     static func block(_ song: LibrarySong, tags enabled: [Tag]) -> String {
-        var out = "file: \(song.path)\nLast-Modified: \(time(song.modified))\n"
+        var out = ""
+        append(song, tags: enabled, to: &out)
+        return out
+    }
+
+    /// `block(song, tags:)` appended to `out`: a listing of thousands of songs makes one string,
+    /// not one per song and per line.
+    static func append(_ song: LibrarySong, tags enabled: [Tag], to out: inout String) {
+        out += "file: "
+        out += song.path
+        out += "\nLast-Modified: "
+        out += time(song.modified)
+        out += "\n"
         if song.sampleRate > 0 { out += "Format: \(song.sampleRate):\(song.bitsPerSample):\(song.channels)\n" }
-        let wanted = Set(enabled)
-        for (tag, value) in song.tags where wanted.contains(tag) { out += "\(tag.rawValue): \(oneLine(value))\n" }
+        // A song has a dozen values and a client enables thirty tags at most: a look along the
+        // list costs less than a set made for each song.
+        for (tag, value) in song.tags where enabled.contains(tag) {
+            out += tag.rawValue
+            out += ": "
+            out += oneLine(value)
+            out += "\n"
+        }
         if let duration = song.duration {
             out += "Time: \(Int(duration.rounded()))\nduration: \(decimal(duration))\n"
         }
-        return out
     }
 
     /// A song known only by the queue's metadata (a file the index does not have).
@@ -125,7 +142,7 @@ enum MPDSong {
 
     /// A value on one line: MPD's answers are lines, so a newline in a tag becomes a space.
     static func oneLine(_ value: String) -> String {
-        value.contains("\n") ? value.split(separator: "\n", omittingEmptySubsequences: false).joined(separator: " ") : value
+        value.utf8.contains(UInt8(ascii: "\n")) ? value.split(separator: "\n", omittingEmptySubsequences: false).joined(separator: " ") : value
     }
 
     /// Seconds with three decimals, as MPD writes times.
