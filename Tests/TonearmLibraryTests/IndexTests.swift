@@ -58,6 +58,15 @@ final class IndexTests: IndexTestCase {
         let total = try catalog.songs(SongQuery([], matching: .exact, window: 1..<3)) { page.append($0.path); return true }
         XCTAssertEqual(total, 4)
         XCTAssertEqual(page, ["Beatles/Abbey Road/01.flac", "Beatles/Abbey Road/02.flac"])
+        // The total is the same whether the page is full, the last, past the end, or the whole.
+        for (window, songs) in [(3..<10, 1), (10..<20, 0), (0..<4, 4), (0..<5, 4)] {
+            var read = 0
+            XCTAssertEqual(try catalog.songs(SongQuery([], matching: .exact, window: window)) { _ in read += 1; return true }, 4, "\(window)")
+            XCTAssertEqual(read, songs, "\(window)")
+        }
+        XCTAssertEqual(try catalog.songs(SongQuery([], matching: .exact)) { _ in true }, 4)
+        XCTAssertEqual(try catalog.songs(SongQuery([], matching: .exact)) { _ in false }, 4, "a reader that stops still learns the total")
+        XCTAssertEqual(try catalog.songs(SongQuery([TagFilter(.tag(.genre), "Rock")], matching: .exact, window: 0..<100)) { _ in true }, 2)
 
         // A song carries its own tags only (no AlbumArtist made up), several values in order.
         var mix: LibrarySong?

@@ -62,6 +62,12 @@ public enum JSONValue: Equatable, Sendable {
 
     private static func writeString(_ s: String, to out: inout String) {
         out += "\""
+        defer { out += "\"" }
+        // Most strings need nothing escaped: appended whole, not a scalar at a time.
+        guard s.utf8.contains(where: { $0 == UInt8(ascii: "\"") || $0 == UInt8(ascii: "\\") || $0 < 0x20 }) else {
+            out += s
+            return
+        }
         for scalar in s.unicodeScalars {
             switch scalar {
             case "\"": out += "\\\""
@@ -75,7 +81,6 @@ public enum JSONValue: Equatable, Sendable {
             default: out.unicodeScalars.append(scalar)
             }
         }
-        out += "\""
     }
 }
 

@@ -75,11 +75,19 @@ final class IndexCatalog: LibraryCatalog, @unchecked Sendable {
         let (condition, values) = try Self.condition(query.filters, query.matching)
         return try self.query { reader throws(SQLiteError) -> Int in
             let db = reader.db
-            let total = try db.integer("SELECT count(*) FROM tracks t WHERE \(condition)", values) ?? 0
             var sql = Self.songSelect + " WHERE \(condition) ORDER BY t.path"
+            let window = query.window ?? 0..<Int.max
             if let window = query.window { sql += " LIMIT \(window.count) OFFSET \(window.lowerBound)" }
-            try db.prepare(sql).rows(values) { row in each(Self.song(row)) }
-            return total
+            var read = 0, stopped = false
+            try db.prepare(sql).rows(values) { row in
+                read += 1
+                stopped = !each(Self.song(row))
+                return !stopped
+            }
+            // The list was read to its end: where it ended is how many there are. Otherwise
+            // (a full page, nothing past the offset, or `each` stopped) they are counted.
+            if !stopped && read < window.count && (read > 0 || window.lowerBound == 0) { return window.lowerBound + read }
+            return try db.integer("SELECT count(*) FROM tracks t WHERE \(condition)", values) ?? 0
         }
     }
 
