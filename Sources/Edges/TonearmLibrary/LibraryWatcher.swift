@@ -16,9 +16,13 @@ final class LibraryWatcher: Sendable {
     /// `scan` gets a path relative to `root` ("" for all of it).
     init(root: String, scan: @escaping @Sendable (String) -> Void) {
         let poll = DevicePoll()
+        // The mount table is opened here, before the caller goes on: from now on a change of it
+        // wakes the thread, however late that first runs (at idle priority on a busy machine, a
+        // stick could be pulled out before it opened the table, and the change was never seen).
+        let mounts = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC)
         loop = DeviceLoop(name: "tonearm-watch", wake: poll.wake) { isStopping in
             _ = requestIdlePriority()
-            var watches = Watches(root: root)
+            var watches = Watches(root: root, mounts: mounts)
             watches.run(poll: poll, scan: scan, isStopping: isStopping)
         }
     }
@@ -29,20 +33,24 @@ final class LibraryWatcher: Sendable {
 /// The watcher thread's state: the inotify descriptor and which directory each watch is.
 private struct Watches {
     let root: String
+    /// /proc/self/mountinfo, opened when the watcher was made (-1 if it could not be).
+    let mounts: Int32
     private var fd: Int32 = -1
     private var paths: [Int32: String] = [:]
 
     static let mask = UInt32(IN_CLOSE_WRITE | IN_MOVED_TO | IN_MOVED_FROM | IN_CREATE | IN_DELETE
         | IN_DELETE_SELF | IN_UNMOUNT | IN_ONLYDIR)
 
-    init(root: String) { self.root = root }
+    init(root: String, mounts: Int32) {
+        self.root = root
+        self.mounts = mounts
+    }
 
     mutating func run(poll: DevicePoll, scan: (String) -> Void, isStopping: () -> Bool) {
+        defer { if mounts >= 0 { close(mounts) } }
         fd = inotify_init1(Int32(IN_NONBLOCK | IN_CLOEXEC))
         guard fd >= 0 else { return }
         defer { close(fd) }
-        let mounts = open("/proc/self/mountinfo", O_RDONLY | O_CLOEXEC)
-        defer { if mounts >= 0 { close(mounts) } }
         addTree("")
         var devices: [(FileDescriptor, PollEvents)] = [(FileDescriptor(rawValue: fd), .readable)]
         if mounts >= 0 { devices.append((FileDescriptor(rawValue: mounts), .priority)) }
