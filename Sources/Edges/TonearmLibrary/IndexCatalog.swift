@@ -77,7 +77,7 @@ final class IndexCatalog: LibraryCatalog, @unchecked Sendable {
             let db = reader.db
             var sql = Self.songSelect + " WHERE \(condition) ORDER BY t.path"
             let window = query.window ?? 0..<Int.max
-            if let window = query.window { sql += " LIMIT \(window.count) OFFSET \(window.lowerBound)" }
+            if query.window != nil { sql += " LIMIT \(window.count) OFFSET \(window.lowerBound)" }
             var read = 0, stopped = false
             try db.prepare(sql).rows(values) { row in
                 read += 1
