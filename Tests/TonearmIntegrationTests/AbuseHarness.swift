@@ -58,11 +58,13 @@ struct ProcessFootprint {
 }
 
 extension DaemonBench {
-    /// Plays `track` (a 60 s fixture of the bench's own when nil) on the paced device; returns
-    /// once it plays on an open device.
+    /// Plays `track` (a 60 s fixture of the bench's own when nil) on the paced device, over
+    /// and over (`repeat one`: an attack on a busy machine may outlast it, and the player must
+    /// still be playing after); returns once it plays on an open device.
     func playForAbuse(_ track: String? = nil, file: StaticString = #filePath, line: UInt = #line) throws {
         let path = try track ?? fixture("abuse.flac", taggedFixture(1, seconds: 60))
         try ok(["add", path], file: file, line: line)
+        try ok(["repeat", "one"], file: file, line: line)
         try ok(["play"], file: file, line: line)
         try waitForStatus(timeout: 10, file: file, line: line, "playing on an open device") {
             $0.string("state") == "playing" && $0.object("device")?.string("state") == "open"
