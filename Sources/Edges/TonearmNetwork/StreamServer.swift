@@ -19,7 +19,9 @@ import Synchronization
 /// answers: the protocol handler sees `ChannelEvent.inputClosed` and closes when it is done.
 /// Over `maxPendingOutputBytes` of unread output a client's channel turns unwritable, which
 /// `PendingOutputLimit` acts on. An accept that fails for want of descriptors or memory
-/// pauses accepting (`AcceptPause`).
+/// pauses accepting (`AcceptPause`). A client's read buffer starts at 256 bytes and grows with
+/// what it sends: NIO keeps each channel's last one for its next read, and most clients are
+/// idle ones that sent a line (2,048 bytes kept for each of 100 idle MPD clients was 0.18 MB).
 public func makeStreamServerBootstrap(
     on loop: any EventLoop, name: String, maxPendingOutputBytes: Int, maxReadBytes: Int = 64 << 10,
     log: (@Sendable (String) -> Void)?, initializeClient: @escaping @Sendable (any Channel) throws -> Void
@@ -33,7 +35,7 @@ public func makeStreamServerBootstrap(
         }
         .childChannelOption(.maxMessagesPerRead, value: 1)
         .childChannelOption(.recvAllocator, value: AdaptiveRecvByteBufferAllocator(
-            minimum: 64, initial: min(2048, maxReadBytes), maximum: maxReadBytes))
+            minimum: 64, initial: min(256, maxReadBytes), maximum: maxReadBytes))
         .childChannelOption(.allowRemoteHalfClosure, value: true)
         .childChannelOption(.writeBufferWaterMark, value: PendingOutputLimit.waterMark(limit: maxPendingOutputBytes))
         .childChannelInitializer { channel in

@@ -38,7 +38,7 @@ final class MPDConnection: ChannelInboundHandler {
     /// `drain` is looping over the queued lines.
     private var draining = false
     /// Lines that came while busy or idling, in order.
-    private var queued = CircularBuffer<[UInt8]>()
+    private var queued = CircularBuffer<[UInt8]>(initialCapacity: 2)
     static let maxQueuedLines = 1024
     /// The client half-closed: once its lines are answered, the connection closes.
     private var inputEnded = false
