@@ -141,7 +141,7 @@ public final class Reply: Sendable {
 
 /// A message as it goes on the wire: compact JSON and a newline.
 package func line(_ message: JSONValue) -> [UInt8] {
-    var bytes = Array(message.serialized.utf8)
+    var bytes = message.serializedBytes
     bytes.append(0x0A)
     return bytes
 }

@@ -228,7 +228,7 @@ public final class StateStore {
             ("replayGainMissingPreamp", record.replayGainMissingPreamp.map { .double($0) } ?? .null),
             ("outputEnabled", record.outputEnabled.map { .bool($0) } ?? .null),
         ])
-        let body = Array(state.serialized.utf8)
+        let body = state.serializedBytes
         var hash = FNV1a64()
         hash.combine(body)
         return head + Array(hex(hash.value).utf8) + middle + body + tail

@@ -158,7 +158,7 @@ struct WebRoutes: Sendable {
     }
 
     static func json(_ status: HTTPResponseStatus, _ value: JSONValue) -> HTTPResponse {
-        HTTPResponse(status, contentType: "application/json", body: Array((value.serialized + "\n").utf8), headers: ["Cache-Control": "no-store"])
+        HTTPResponse(status, contentType: "application/json", body: value.serializedBytes + [0x0A], headers: ["Cache-Control": "no-store"])
     }
 
     /// No `Origin` (curl, a script), or this server's own: the page's requests and nobody
