@@ -523,5 +523,27 @@ final class MPDCommandsTests: XCTestCase {
         XCTAssertEqual(MPDSong.bits("S24_3LE"), "24")
         XCTAssertEqual(MPDSong.bits("FLOAT_LE"), "f")
         XCTAssertEqual(MPDSong.oneLine("a\nb"), "a b")
+        XCTAssertEqual(MPDSong.oneLine("\nä\n\nb\n"), " ä  b ")
+        XCTAssertEqual(MPDSong.decimal(-3), "0.000")
+        XCTAssertEqual(MPDSong.decimal(0.0094), "0.009")
+        XCTAssertEqual(MPDSong.decimal(12_345.0706), "12345.071")
+        XCTAssertEqual(MPDSong.time(951_782_400), "2000-02-29T00:00:00Z")
+        XCTAssertEqual(MPDSong.time(4_102_444_799), "2099-12-31T23:59:59Z")
+    }
+
+    func testASongIsWrittenLineByLineInMPDsOrder() {
+        let song = LibrarySong(path: "A/B/01 - x.flac", tags: [(.artist, "A"), (.title, "one\ntwo"), (.genre, "G")],
+                               duration: 187.4996, sampleRate: 44_100, bitsPerSample: 16, channels: 2, modified: 1_000_000_000)
+        XCTAssertEqual(MPDSong.block(song, tags: [.title, .artist]), """
+            file: A/B/01 - x.flac
+            Last-Modified: 2001-09-09T01:46:40Z
+            Format: 44100:16:2
+            Artist: A
+            Title: one two
+            Time: 187
+            duration: 187.500
+
+            """)
+        XCTAssertEqual(MPDSong.block(LibrarySong(path: "x.flac"), tags: MPDSong.tagOrder), "file: x.flac\nLast-Modified: 1970-01-01T00:00:00Z\n")
     }
 }
