@@ -162,6 +162,24 @@ final class IndexTests: IndexTestCase {
         XCTAssertEqual([again.seen, again.indexed, again.unchanged], [directories * files, 0, directories * files])
     }
 
+    /// A scan ends with what it wrote copied from the log into the database file and the log
+    /// cut back: the file alone holds the library, and the log is not a second copy of it.
+    func testAScanLeavesTheLibraryInTheDatabaseFileNotInTheLog() throws {
+        for d in 1...6 {
+            for f in 1...10 { try Tracks.write(music + "/D\(d)/\(f).flac", tags: [("TITLE", "D\(d) T\(f)"), ("ARTIST", "A\(d)")]) }
+        }
+        let (index, _) = try makeIndex()
+        XCTAssertEqual(try scan(index).indexed, 60)
+        func size(_ path: String) throws -> Int { (try FileManager.default.attributesOfItem(atPath: path)[.size] as? Int) ?? -1 }
+        let log = try size(tmp.file("library.db-wal"))
+        XCTAssertLessThanOrEqual(log, 32 + 4 * (24 + 4096), "the log after a scan: \(log) bytes")
+        // The database file copied without its log, as a card's file system keeps it.
+        try FileManager.default.copyItem(atPath: tmp.file("library.db"), toPath: tmp.file("alone.db"))
+        let alone = try Database(path: tmp.file("alone.db"))
+        XCTAssertEqual(try alone.integer("SELECT count(*) FROM tracks"), 60)
+        XCTAssertEqual(try alone.integer("SELECT count(*) FROM tag_values WHERE value = 'D6 T10'"), 1)
+    }
+
     /// A scan into an empty library makes the value index and the search index at its end; one
     /// stopped before that leaves a database whose next opening makes them.
     func testTheValueIndexIsMadeAtTheEndOfAFirstScanOrOnTheNextOpen() throws {

@@ -111,6 +111,12 @@ struct IndexScan {
             try IndexDatabase.sweepSearchIndex(db)
             statements.searchIndexNeedsSweep = false
         }
+        // What the scan wrote is in the log (after a first scan, the whole library: 29 MB of
+        // log beside a 4 KB database for 20,000 tracks). Copied into the database now and the
+        // log cut to nothing: queries then read the database's pages without looking each up
+        // in the log, and the card holds the library once. It waits for a query reading the
+        // log to end (at most the connection's busy timeout; then the copy is left for later).
+        try db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         return unmounted
     }
 
