@@ -73,6 +73,7 @@ let package = Package(
         systemLibrary("CSystemd", pkgConfig: "libsystemd", apt: "libsystemd-dev"),
         systemLibrary("CTurboJPEG", pkgConfig: "libturbojpeg", apt: "libturbojpeg0-dev"),
         systemLibrary("CPNG", pkgConfig: "libpng16", apt: "libpng-dev"),
+        systemLibrary("CZlib", pkgConfig: "zlib", apt: "zlib1g-dev"),
         .systemLibrary(name: "CCurl", providers: [.apt(["libcurl4-openssl-dev"])]),  // headers only: loaded with dlopen
         .systemLibrary(name: "CSwiftConcurrency"),  // the Swift runtime's executor hooks, for Swift 6.0
 
@@ -188,7 +189,7 @@ let package = Package(
         .target(
             name: "TonearmLibrary",
             dependencies: [
-                "TonearmAudio", "TonearmDecoding", "TonearmJSON", "TonearmControlPlane", "TonearmPlayer", "TonearmSQLite", "TonearmSystem",
+                "CZlib", "TonearmAudio", "TonearmDecoding", "TonearmJSON", "TonearmControlPlane", "TonearmPlayer", "TonearmSQLite", "TonearmSystem",
                 .product(name: "SystemPackage", package: "swift-system"),
             ]
         ),
@@ -366,7 +367,7 @@ let layout: [(folder: String, modules: [String])] = [
     ("Edges", ["TonearmSystem", "TonearmALSA", "TonearmNetwork", "TonearmSQLite", "TonearmDBus", "TonearmImage", "TonearmLibrary",
                "TonearmControl", "TonearmControlJSON", "TonearmConfig"]),
     ("Edges/C", ["CALSA", "CCurl", "CFAAD", "CFLAC", "CGPIOD", "CMPG123", "COpusFile", "CPNG", "CSQLite", "CSoxr", "CSwiftConcurrency",
-                 "CSystemd", "CTurboJPEG", "CVorbisFile"]),
+                 "CSystemd", "CTurboJPEG", "CVorbisFile", "CZlib"]),
     ("PlugIns", ["TonearmMPD", "TonearmMPRIS", "TonearmWeb", "TonearmControlSocket", "TonearmPCMSessions", "TonearmGPIO", "TonearmInput",
                  "TonearmSerial"]),
     ("Daemon", ["TonearmDaemon"]),

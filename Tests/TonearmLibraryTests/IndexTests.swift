@@ -468,9 +468,100 @@ final class IndexTests: IndexTestCase {
         XCTAssertEqual(try answers(index.catalog), before)
     }
 
+    /// A directory's songs are read from its record, made by the scan before each commit:
+    /// after a first scan and after every kind of change, each directory has one, and it holds
+    /// what the tables hold. A record that is damaged or not made yet is read from the tables.
+    func testEachDirectorysSongsAreOneRecordThatFollowsItsTracks() throws {
+        try writeTree()
+        let (index, _) = try makeIndex()
+        try scan(index)
+        let db = try Database(path: tmp.file("library.db"))
+        let directories = ["", "Beatles", "Beatles/Abbey Road", "Beatles/Let It Be", "Aretha", "Aretha/Lady Soul", "Mix"]
+        func fromTables(_ directory: String) throws -> [LibrarySong] {
+            var songs: [LibrarySong] = []
+            let id = try db.integer("SELECT id FROM directories WHERE path = ?", .text(directory))
+            try db.prepare(ListingRecord.songsOfDirectory).rows([.integer(id ?? -1)]) { row in
+                songs.append(IndexCatalog.song(row))
+                return true
+            }
+            return songs
+        }
+        func check(_ what: String) throws {
+            XCTAssertEqual(try db.integer("SELECT count(*) FROM directories WHERE listing IS NULL"), 0, what)
+            for directory in directories where try db.integer("SELECT count(*) FROM directories WHERE path = ?", .text(directory)) == 1 {
+                XCTAssertEqual(try index.catalog.listDirectory(directory).songs, try fromTables(directory), "\(what): \(directory)")
+            }
+        }
+        try check("first scan")
+        XCTAssertEqual(try index.catalog.listDirectory("Beatles/Abbey Road").songs.map { $0.tags.first { $0.tag == .title }?.value },
+                       ["Come Together", "Something"])
+
+        // A tag changed (and nothing else in its directory), a song added, a song gone, a
+        // directory gone.
+        try Tracks.write(music + "/Beatles/Abbey Road/02.flac", tags: [("TITLE", "Something Else"), ("ALBUM", "Abbey Road")])
+        try Tracks.write(music + "/Beatles/Let It Be/03.flac", tags: [("TITLE", "Maggie Mae"), ("ALBUM", "Let It Be")])
+        try FileManager.default.removeItem(atPath: music + "/Mix")
+        try FileManager.default.removeItem(atPath: music + "/Aretha/Lady Soul/01.flac")
+        try scan(index)
+        try check("rescan")
+        XCTAssertEqual(try index.catalog.listDirectory("Beatles/Abbey Road").songs.map { $0.tags.first { $0.tag == .title }?.value },
+                       ["Come Together", "Something Else"])
+        XCTAssertEqual(try index.catalog.listDirectory("Beatles/Let It Be").songs.map(\.path), ["Beatles/Let It Be/03.flac"])
+        XCTAssertEqual(try index.catalog.listDirectory("Aretha/Lady Soul").songs, [])
+        XCTAssertThrowsError(try index.catalog.listDirectory("Mix"))
+
+        // One file scanned on its own.
+        try Tracks.write(music + "/Aretha/Lady Soul/01.flac", tags: [("TITLE", "Chain of Fools"), ("ALBUM", "Lady Soul")])
+        try scan(index, "Aretha/Lady Soul/01.flac")
+        try check("one file")
+        XCTAssertEqual(try index.catalog.listDirectory("Aretha/Lady Soul").songs.map(\.path), ["Aretha/Lady Soul/01.flac"])
+
+        // Damaged, and not made yet: read from the tables all the same.
+        let expected = try fromTables("Beatles/Abbey Road")
+        try db.execute("UPDATE directories SET listing = x'05789c00' WHERE path = 'Beatles/Abbey Road'")
+        XCTAssertEqual(try index.catalog.listDirectory("Beatles/Abbey Road").songs, expected)
+        try db.execute("UPDATE directories SET listing = NULL WHERE path = 'Beatles/Abbey Road'")
+        XCTAssertEqual(try index.catalog.listDirectory("Beatles/Abbey Road").songs, expected)
+        XCTAssertEqual(expected.count, 2)
+    }
+
+    /// A database of schema 4, which kept no records, is given them when it is opened, with
+    /// every answer as it was.
+    func testADatabaseOfSchema4IsGivenItsRecords() throws {
+        try writeTree()
+        var (index, _) = try makeIndex()
+        try scan(index)
+        func listings(_ catalog: any LibraryCatalog) throws -> [[LibrarySong]] {
+            try ["", "Beatles/Abbey Road", "Aretha/Lady Soul", "Mix"].map { try catalog.listDirectory($0).songs }
+        }
+        let before = try listings(index.catalog)
+        XCTAssertEqual(before.map(\.count), [0, 2, 1, 1])
+        index.stop()
+        try makeSchema4()
+        let db = try Database(path: tmp.file("library.db"))
+        XCTAssertEqual(try db.integer("SELECT count(*) FROM pragma_table_info('directories') WHERE name = 'listing'"), 0)
+        (index, _) = try makeIndex()
+        XCTAssertEqual(try db.integer("PRAGMA user_version"), IndexDatabase.schemaVersion)
+        XCTAssertEqual(try db.integer("SELECT count(*) FROM directories WHERE listing IS NULL"), 0)
+        XCTAssertEqual(try listings(index.catalog), before)
+        XCTAssertEqual(try scan(index).unchanged, 4)
+        XCTAssertEqual(try listings(index.catalog), before)
+    }
+
+    /// The database as schema 4 had it: no records of directories' songs.
+    func makeSchema4() throws {
+        try Database(path: tmp.file("library.db")).execute("""
+            DROP TRIGGER tracks_added; DROP TRIGGER tracks_changed; DROP TRIGGER tracks_removed;
+            DROP INDEX directories_unlisted;
+            ALTER TABLE directories DROP COLUMN listing;
+            PRAGMA user_version = 4
+            """)
+    }
+
     /// The database as schema 3 had it: each track's tag values written out in `tags`, and a
     /// search index that kept its own copy of them.
     func makeSchema3() throws {
+        try makeSchema4()
         let searched = IndexDatabase.searchedTags.map { String($0.index) }.joined(separator: ", ")
         try Database(path: tmp.file("library.db")).execute("""
             CREATE TABLE tags_3(track INTEGER NOT NULL, tag INTEGER NOT NULL, seq INTEGER NOT NULL, value TEXT NOT NULL,

@@ -48,8 +48,10 @@ final class IndexCatalog: LibraryCatalog, @unchecked Sendable {
         let directory = Self.trimmed(directory)
         let found = try query { reader throws(SQLiteError) -> DirectoryListing? in
             var found: Int?
-            try reader.statement("SELECT id FROM directories WHERE path = ? AND available = 1").rows([.text(directory)]) { row in
+            var recorded: [LibrarySong]?
+            try reader.statement("SELECT id, listing FROM directories WHERE path = ? AND available = 1").rows([.text(directory)]) { row in
                 found = row.integer(0)
+                if !row.isNull(1) { recorded = row.withBlob(1, ListingRecord.songs) }
                 return false
             }
             guard let id = found else { return nil }
@@ -59,11 +61,15 @@ final class IndexCatalog: LibraryCatalog, @unchecked Sendable {
                     listing.directories.append(.init(path: row.text(0) ?? "", modified: row.integer(1)))
                     return true
                 }
-            try reader.statement(Self.songSelect + " WHERE t.directory = ? AND t.available = 1 ORDER BY t.path")
-                .rows([.integer(id)]) { row in
+            if let recorded {
+                listing.songs = recorded
+            } else {
+                // Its record is being made again (a scan has not committed yet), or unreadable.
+                try reader.statement(ListingRecord.songsOfDirectory).rows([.integer(id)]) { row in
                     listing.songs.append(Self.song(row))
                     return true
                 }
+            }
             return listing
         }
         guard let found else { throw CommandFailure(.notFound, "no directory '\(directory)' in the library") }

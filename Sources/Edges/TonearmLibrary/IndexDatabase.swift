@@ -19,7 +19,7 @@ import Glibc
 /// (Stored playlists are read from their files, `PlaylistDirectory`; the table that once copied
 /// them is dropped.)
 enum IndexDatabase {
-    static let schemaVersion = 4
+    static let schemaVersion = 5
 
     static let schema = """
         CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value) WITHOUT ROWID;
@@ -29,7 +29,8 @@ enum IndexDatabase {
             parent INTEGER,
             modified INTEGER NOT NULL DEFAULT 0,
             mount INTEGER NOT NULL DEFAULT 0,
-            available INTEGER NOT NULL DEFAULT 1);
+            available INTEGER NOT NULL DEFAULT 1,
+            listing BLOB);
         CREATE INDEX IF NOT EXISTS directories_parent ON directories(parent);
         CREATE TABLE IF NOT EXISTS tracks(
             id INTEGER PRIMARY KEY,
@@ -49,10 +50,24 @@ enum IndexDatabase {
             available INTEGER NOT NULL DEFAULT 1);
         CREATE INDEX IF NOT EXISTS tracks_directory ON tracks(directory);
         \(unavailableIndex);
+        \(listingTriggers)
         \(tagTables)
         CREATE TABLE IF NOT EXISTS failures(
             path TEXT PRIMARY KEY, size INTEGER NOT NULL, modified_ns INTEGER NOT NULL, reason TEXT NOT NULL);
         DROP TABLE IF EXISTS playlists;
+        """
+
+    /// A directory's record of its songs (`ListingRecord`) is emptied when a track enters it,
+    /// changes or leaves it, and made again before the writer commits; the index finds the
+    /// directories whose record is to be made.
+    static let listingTriggers = """
+        CREATE INDEX IF NOT EXISTS directories_unlisted ON directories(id) WHERE listing IS NULL;
+        CREATE TRIGGER IF NOT EXISTS tracks_added AFTER INSERT ON tracks BEGIN
+            UPDATE directories SET listing = NULL WHERE id = NEW.directory AND listing IS NOT NULL; END;
+        CREATE TRIGGER IF NOT EXISTS tracks_changed AFTER UPDATE ON tracks BEGIN
+            UPDATE directories SET listing = NULL WHERE id IN (OLD.directory, NEW.directory) AND listing IS NOT NULL; END;
+        CREATE TRIGGER IF NOT EXISTS tracks_removed AFTER DELETE ON tracks BEGIN
+            UPDATE directories SET listing = NULL WHERE id = OLD.directory AND listing IS NOT NULL; END;
         """
 
     /// The tracks on a medium that is not mounted, usually none: a list of values checks its
@@ -181,6 +196,11 @@ enum IndexDatabase {
                         """)
                     try db.execute("DELETE FROM tags WHERE tag IN (\(Tag.track.index), \(Tag.disc.index)) AND value = ''")
                 }
+                if version == 4 {
+                    // Schema 5 keeps each directory's songs as one record, made below.
+                    try db.execute("ALTER TABLE directories ADD COLUMN listing BLOB; \(schema); PRAGMA user_version=\(schemaVersion)")
+                    return
+                }
                 // Schema 4 keeps each distinct value once, in `tag_values`; the search index is
                 // made again over it.
                 try db.execute("""
@@ -192,6 +212,7 @@ enum IndexDatabase {
                     INSERT INTO tags(track, tag, seq, value, sort, own)
                         SELECT t.track, t.tag, t.seq, v.id, t.sort, t.own FROM tags_3 t JOIN tag_values v ON v.tag = t.tag AND v.value = t.value;
                     DROP TABLE tags_3;
+                    ALTER TABLE directories ADD COLUMN listing BLOB;
                     \(schema)
                     INSERT OR REPLACE INTO meta(key, value) VALUES('\(pendingSearchKey)', 1);
                     PRAGMA user_version=\(schemaVersion)
@@ -205,6 +226,7 @@ enum IndexDatabase {
         // What a scan cut short left to its end.
         try db.execute(valueIndex)
         if try db.integer("SELECT count(*) FROM meta WHERE key = '\(pendingSearchKey)'") == 1 { try fillSearchIndex(db) }
+        try db.transaction { () throws(SQLiteError) in try ListingRecord.makePending(db) }
         return db
     }
 }

@@ -100,6 +100,8 @@ struct IndexScan {
         }
         if !stopping() { try prune(failures: knownFailures, directories: knownDirectories) }
         try commit()
+        // Records emptied outside a batch (a song found available again, a new directory).
+        try db.transaction { () throws(SQLiteError) in try ListingRecord.makePending(db) }
         if bulk {
             // The sort takes its memory from what the page cache gives back for the while: the
             // daemon's peak stays where the scan left it.
@@ -263,6 +265,7 @@ struct IndexScan {
 
     private mutating func commit() throws(SQLiteError) {
         if inTransaction {
+            try ListingRecord.makePending(db)
             try db.execute("COMMIT")
             inTransaction = false
         }

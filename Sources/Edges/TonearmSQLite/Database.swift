@@ -258,6 +258,13 @@ public final class Statement {
         return body(UnsafeBufferPointer(start: bytes, count: bytes == nil ? 0 : count))
     }
 
+    /// The blob in `column`, read in place (valid only inside `body`).
+    public func withBlob<T>(_ column: Int32, _ body: (UnsafeRawBufferPointer) -> T) -> T {
+        let bytes = sqlite3_column_blob(handle, column)
+        let count = Int(sqlite3_column_bytes(handle, column))
+        return body(UnsafeRawBufferPointer(start: bytes, count: bytes == nil ? 0 : count))
+    }
+
     public func blob(_ column: Int32) -> [UInt8] {
         let count = Int(sqlite3_column_bytes(handle, column))
         guard count > 0, let bytes = sqlite3_column_blob(handle, column) else { return [] }

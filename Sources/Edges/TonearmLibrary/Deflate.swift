@@ -1,0 +1,42 @@
+import CZlib
+
+/// zlib, wrapped once: a block of bytes compressed whole and expanded whole (a directory's
+/// listing, `ListingRecord`). The compressed block starts with the expanded size (a varint), so
+/// that expanding it allocates once.
+enum Deflate {
+    /// Past this the size a block claims is not believed (a damaged record).
+    static let largestExpanded = 1 << 28
+
+    static func compressed(_ bytes: [UInt8]) -> [UInt8] {
+        if bytes.isEmpty { return [0] }
+        var out: [UInt8] = []
+        ListingRecord.appendVarint(bytes.count, to: &out)
+        let header = out.count
+        var room = compressBound(uLong(bytes.count))
+        out += [UInt8](repeating: 0, count: Int(room))
+        let status = out.withUnsafeMutableBufferPointer { target in
+            bytes.withUnsafeBufferPointer { source in
+                compress2(target.baseAddress! + header, &room, source.baseAddress, uLong(source.count), Z_DEFAULT_COMPRESSION)
+            }
+        }
+        // compressBound is enough for any input: only memory running out fails, which the
+        // allocator above would have met first.
+        precondition(status == Z_OK, "zlib compress2 failed: \(status)")
+        out.removeLast(out.count - header - Int(room))
+        return out
+    }
+
+    /// The bytes `block` was made of; nil when it is not a whole block of ours.
+    static func expanded(_ block: UnsafeRawBufferPointer) -> [UInt8]? {
+        var reader = ListingRecord.Reader(block)
+        guard let count = reader.varint(), count <= largestExpanded, let rest = reader.rest() else { return nil }
+        if count == 0 { return rest.isEmpty ? [] : nil }
+        var out = [UInt8](repeating: 0, count: count)
+        var length = uLong(count), consumed = uLong(rest.count)
+        let status = out.withUnsafeMutableBufferPointer { target in
+            uncompress2(target.baseAddress, &length, rest.baseAddress?.assumingMemoryBound(to: Bytef.self), &consumed)
+        }
+        // Whole: the stream ends where the block does, and gives exactly what it claims.
+        return status == Z_OK && Int(length) == count && Int(consumed) == rest.count ? out : nil
+    }
+}

@@ -1,0 +1,173 @@
+import TonearmAudio
+import TonearmControlPlane
+import TonearmSQLite
+
+/// A directory's songs as one record (`directories.listing`), compressed: what a listing of the
+/// directory reads (`lsinfo`, a whole library's `listallinfo`, the web remote's browser) in one
+/// row instead of a row per song and a join of its tags.
+///
+/// The record is made from `tracks` and `tags`, which stay what the index is: a trigger on
+/// `tracks` empties the record of each directory a track enters, changes in or leaves, and the
+/// scan makes the empty ones again before each commit (`makePending`), so that a committed
+/// record is always its directory's songs. A listing whose record is empty or unreadable is
+/// read from the tables instead.
+///
+/// The bytes, before compression: a format byte, the number of songs, then each song: its path,
+/// a varint of flags (picture, available, and which of duration and the four ReplayGain figures
+/// follow, as 8-byte doubles), sample rate, bits, channels, size, modification time (zigzag),
+/// and its tags in the file's order (tag number, value). A string is its UTF-8 length, then
+/// its bytes.
+enum ListingRecord {
+    static let format: UInt8 = 1
+
+    static func record(_ songs: [LibrarySong]) -> [UInt8] {
+        var out: [UInt8] = [format]
+        out.reserveCapacity(songs.count * 256)
+        appendVarint(songs.count, to: &out)
+        for song in songs {
+            append(song.path, to: &out)
+            let reals = [song.duration, song.replayGain.trackGain, song.replayGain.trackPeak,
+                         song.replayGain.albumGain, song.replayGain.albumPeak]
+            var flags = (song.hasPicture ? 1 : 0) | (song.isAvailable ? 2 : 0)
+            for (n, real) in reals.enumerated() where real != nil { flags |= 4 << n }
+            appendVarint(flags, to: &out)
+            for case let real? in reals {
+                withUnsafeBytes(of: real.bitPattern.littleEndian) { out += $0 }
+            }
+            for number in [song.sampleRate, song.bitsPerSample, song.channels, song.size] { appendVarint(number, to: &out) }
+            appendVarint(zigzag(song.modified), to: &out)
+            appendVarint(song.tags.count, to: &out)
+            for (tag, value) in song.tags {
+                appendVarint(tag.index, to: &out)
+                append(value, to: &out)
+            }
+        }
+        return Deflate.compressed(out)
+    }
+
+    /// The songs of a record; nil when `block` is not a whole record of this format.
+    static func songs(_ block: UnsafeRawBufferPointer) -> [LibrarySong]? {
+        guard let bytes = Deflate.expanded(block) else { return nil }
+        return bytes.withUnsafeBytes { raw -> [LibrarySong]? in
+            var reader = Reader(raw)
+            guard reader.byte() == format, let count = reader.varint(), count <= raw.count else { return nil }
+            var songs: [LibrarySong] = []
+            songs.reserveCapacity(count)
+            for _ in 0..<count {
+                guard let path = reader.string(), let flags = reader.varint() else { return nil }
+                var cut = false
+                func real(_ n: Int) -> Double? {
+                    guard flags & (4 << n) != 0 else { return nil }
+                    guard let bits = reader.fixed64() else { cut = true; return nil }
+                    return Double(bitPattern: bits)
+                }
+                let (duration, trackGain, trackPeak, albumGain, albumPeak) = (real(0), real(1), real(2), real(3), real(4))
+                guard !cut else { return nil }
+                guard let rate = reader.varint(), let bits = reader.varint(), let channels = reader.varint(),
+                      let size = reader.varint(), let modified = reader.varint(), let tagCount = reader.varint(),
+                      tagCount <= raw.count else { return nil }
+                var tags: [(tag: Tag, value: String)] = []
+                tags.reserveCapacity(tagCount)
+                for _ in 0..<tagCount {
+                    guard let index = reader.varint(), let tag = Tag(index: index), let value = reader.string() else { return nil }
+                    tags.append((tag, value))
+                }
+                songs.append(LibrarySong(
+                    path: path, tags: tags, duration: duration, sampleRate: rate, bitsPerSample: bits, channels: channels,
+                    size: size, modified: unzigzag(modified), hasPicture: flags & 1 != 0, isAvailable: flags & 2 != 0,
+                    replayGain: ReplayGain(trackGain: trackGain, trackPeak: trackPeak, albumGain: albumGain, albumPeak: albumPeak)))
+            }
+            return reader.atEnd ? songs : nil
+        }
+    }
+
+    /// Makes the record of every directory that has none (after changes to its tracks, or in
+    /// a database made before records were kept). Inside the writer's transaction.
+    static func makePending(_ db: Database) throws(SQLiteError) {
+        var pending: [Int] = []
+        try db.prepare("SELECT id FROM directories WHERE listing IS NULL").rows([]) { row in
+            pending.append(row.integer(0))
+            return true
+        }
+        guard !pending.isEmpty else { return }
+        let select = try db.prepare(songsOfDirectory)
+        let update = try db.prepare("UPDATE directories SET listing = ? WHERE id = ?")
+        for id in pending {
+            var songs: [LibrarySong] = []
+            try select.rows([.integer(id)]) { row in
+                songs.append(IndexCatalog.song(row))
+                return true
+            }
+            try update.run(.blob(record(songs)), .integer(id))
+        }
+    }
+
+    /// A directory's songs, from the tables: what its record holds.
+    static let songsOfDirectory = IndexCatalog.songSelect + " WHERE t.directory = ? AND t.available = 1 ORDER BY t.path"
+
+    // MARK: Bytes
+
+    static func appendVarint(_ number: Int, to out: inout [UInt8]) {
+        var rest = UInt64(bitPattern: Int64(number))
+        while rest >= 0x80 {
+            out.append(UInt8(truncatingIfNeeded: rest) | 0x80)
+            rest >>= 7
+        }
+        out.append(UInt8(rest))
+    }
+
+    static func append(_ text: String, to out: inout [UInt8]) {
+        appendVarint(text.utf8.count, to: &out)
+        out += text.utf8
+    }
+
+    static func zigzag(_ n: Int) -> Int { (n << 1) ^ (n >> (Int.bitWidth - 1)) }
+    static func unzigzag(_ n: Int) -> Int { Int(bitPattern: UInt(bitPattern: n) >> 1) ^ -(n & 1) }
+
+    /// Reads a record's bytes front to back; every read is nil past the end.
+    struct Reader {
+        private let bytes: UnsafeRawBufferPointer
+        private var at = 0
+
+        init(_ bytes: UnsafeRawBufferPointer) { self.bytes = bytes }
+
+        var atEnd: Bool { at == bytes.count }
+
+        mutating func byte() -> UInt8? {
+            guard at < bytes.count else { return nil }
+            defer { at += 1 }
+            return bytes[at]
+        }
+
+        /// A varint of at most ten bytes (any 64-bit pattern).
+        mutating func varint() -> Int? {
+            var value: UInt64 = 0
+            for shift in stride(from: 0, to: 70, by: 7) {
+                guard let byte = byte() else { return nil }
+                value |= UInt64(byte & 0x7F) << UInt64(shift)
+                if byte < 0x80 { return Int(Int64(bitPattern: value)) }
+            }
+            return nil
+        }
+
+        mutating func fixed64() -> UInt64? {
+            guard bytes.count - at >= 8 else { return nil }
+            var value: UInt64 = 0
+            for n in 0..<8 { value |= UInt64(bytes[at + n]) << UInt64(8 * n) }
+            at += 8
+            return value
+        }
+
+        mutating func string() -> String? {
+            guard let count = varint(), count >= 0, count <= bytes.count - at else { return nil }
+            defer { at += count }
+            return String(decoding: UnsafeRawBufferPointer(rebasing: bytes[at..<(at + count)]), as: UTF8.self)
+        }
+
+        /// What is left, all of it.
+        mutating func rest() -> UnsafeRawBufferPointer? {
+            defer { at = bytes.count }
+            return UnsafeRawBufferPointer(rebasing: bytes[at...])
+        }
+    }
+}

@@ -1,0 +1,93 @@
+import TonearmAudio
+import TonearmControlPlane
+import XCTest
+@testable import TonearmLibrary
+
+/// A directory's record of its songs: every field back as it went in, and a damaged record
+/// read as none rather than as wrong songs.
+final class ListingRecordTests: XCTestCase {
+    private func roundTrip(_ songs: [LibrarySong], file: StaticString = #filePath, line: UInt = #line) {
+        let record = ListingRecord.record(songs)
+        let back = record.withUnsafeBytes { ListingRecord.songs($0) }
+        XCTAssertEqual(back, songs, file: file, line: line)
+    }
+
+    /// Every combination of the optional figures and flags, each with a value that needs all of
+    /// its bits (negative, fractional, infinite, NaN's bit pattern aside).
+    func testEveryCombinationOfFiguresComesBack() {
+        let reals: [Double] = [-0.5, 1e-300, 123.456, -Double.greatestFiniteMagnitude, .infinity]
+        var songs: [LibrarySong] = []
+        for mask in 0..<(1 << 7) {
+            func real(_ n: Int) -> Double? { mask & (1 << n) != 0 ? reals[n] : nil }
+            songs.append(LibrarySong(
+                path: "A/\(mask).flac", tags: [(.title, "T\(mask)")], duration: real(0), sampleRate: 44_100 + mask,
+                bitsPerSample: 16, channels: 2, size: mask << 40, modified: mask % 2 == 0 ? mask * 1_000_000_007 : -mask,
+                hasPicture: mask & 32 != 0, isAvailable: mask & 64 != 0,
+                replayGain: ReplayGain(trackGain: real(1), trackPeak: real(2), albumGain: real(3), albumPeak: real(4))))
+        }
+        roundTrip(songs)
+    }
+
+    func testNumbersAtTheirLimitsComeBack() {
+        for number in [0, 1, 127, 128, 16_383, 16_384, Int(Int32.max), Int.max, Int.min, -1] {
+            roundTrip([LibrarySong(path: "x", sampleRate: number, bitsPerSample: number, channels: number, size: number,
+                                   modified: number)])
+            var bytes: [UInt8] = []
+            ListingRecord.appendVarint(number, to: &bytes)
+            XCTAssertLessThanOrEqual(bytes.count, 10)
+            XCTAssertEqual(ListingRecord.unzigzag(ListingRecord.zigzag(number)), number)
+        }
+    }
+
+    /// Every tag, several values of one, in the file's order; text that is not ASCII, empty,
+    /// or holds the bytes other formats use as separators.
+    func testTagsComeBackInTheirOrderWithTheirText() {
+        let values = ["", "Sigur Rós", "東京事変", "a\u{1E}b\u{1F}c\n\0d", String(repeating: "long ", count: 5_000), "🎸"]
+        var tags: [(tag: Tag, value: String)] = []
+        for (n, tag) in Tag.allCases.enumerated() { tags.append((tag, values[n % values.count])) }
+        tags.append((.artist, "Second Artist"))
+        tags.append((.artist, "Third Artist"))
+        roundTrip([LibrarySong(path: "Ünïcode/dir/ñame 🎵.flac", tags: tags, duration: 1)])
+    }
+
+    func testNoSongsAndManySongs() {
+        roundTrip([])
+        roundTrip((0..<3_000).map {
+            LibrarySong(path: "Big/\($0).flac", tags: [(.title, "Title \($0)"), (.album, "Same Album")], duration: Double($0))
+        })
+    }
+
+    /// A record cut anywhere, with a byte changed anywhere, or of another format, is none
+    /// (or, where the change still makes a whole record, some songs; never a crash).
+    func testADamagedRecordIsReadAsNone() {
+        let songs = (0..<4).map { LibrarySong(path: "D/\($0).flac", tags: [(.title, "T\($0)"), (.genre, "G")], duration: 2.5) }
+        let record = ListingRecord.record(songs)
+        for length in 0..<record.count {
+            XCTAssertNil(Array(record[..<length]).withUnsafeBytes { ListingRecord.songs($0) }, "cut at \(length)")
+        }
+        for at in record.indices {
+            for flip: UInt8 in [0x01, 0x80, 0xFF] {
+                var damaged = record
+                damaged[at] ^= flip
+                _ = damaged.withUnsafeBytes { ListingRecord.songs($0) }
+            }
+        }
+        XCTAssertNil((record + [0]).withUnsafeBytes { ListingRecord.songs($0) }, "a byte past the end")
+        XCTAssertNil([0x05, 0x78, 0x9C].withUnsafeBytes { ListingRecord.songs($0) }, "not a whole stream")
+        XCTAssertNil([0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0xFF, 0x7F].withUnsafeBytes { ListingRecord.songs($0) },
+                     "a size no record has")
+        // The expanded bytes of another format, and of a tag number no tag has.
+        var other: [UInt8] = [ListingRecord.format + 1, 0]
+        XCTAssertNil(Deflate.compressed(other).withUnsafeBytes { ListingRecord.songs($0) })
+        other = [ListingRecord.format, 1, 1, 0x78, 0, 0, 0, 0, 0, 0, 1, 0xFF, 0x7F, 0]
+        XCTAssertNil(Deflate.compressed(other).withUnsafeBytes { ListingRecord.songs($0) })
+    }
+
+    func testDeflateGivesBackWhatItWasGiven() {
+        for bytes: [UInt8] in [[], [0], Array(repeating: 7, count: 100_000), (0..<65_536).map { UInt8(truncatingIfNeeded: ($0 &* 2_654_435_761) >> 13) }] {
+            let block = Deflate.compressed(bytes)
+            XCTAssertEqual(block.withUnsafeBytes { Deflate.expanded($0) }, bytes)
+        }
+        XCTAssertLessThan(Deflate.compressed(Array(repeating: 7, count: 100_000)).count, 1_000)
+    }
+}
