@@ -545,5 +545,34 @@ final class MPDCommandsTests: XCTestCase {
 
             """)
         XCTAssertEqual(MPDSong.block(LibrarySong(path: "x.flac"), tags: MPDSong.tagOrder), "file: x.flac\nLast-Modified: 1970-01-01T00:00:00Z\n")
+        // A value with a Windows line end, and text that is not ASCII.
+        let windows = LibrarySong(path: "Ä/ß.flac", tags: [(.title, "one\r\ntwo"), (.album, "東京\n")], duration: 0)
+        XCTAssertEqual(MPDSong.block(windows, tags: [.title, .album]),
+                       "file: Ä/ß.flac\nLast-Modified: 1970-01-01T00:00:00Z\nTitle: one\r two\nAlbum: 東京 \nTime: 0\nduration: 0.000\n")
+        XCTAssertEqual(MPDSong.oneLine("one\r\ntwo"), "one\r two")
+    }
+
+    /// The numbers of a song's block, written digit by digit, against Swift's and Foundation's
+    /// own wording of them.
+    func testNumbersAndTimesAreWrittenAsTheLibrariesWriteThem() {
+        var generator = SystemRandomNumberGenerator()
+        var numbers = [0, 1, -1, 9, 10, 99, 100, 44_100, Int(Int32.max), Int.max, Int.min, Int.min + 1]
+        for _ in 0..<2_000 { numbers.append(Int.random(in: Int.min...Int.max, using: &generator) >> Int.random(in: 0..<63)) }
+        for n in numbers {
+            var out: [UInt8] = []
+            MPDSong.appendDigits(n, to: &out)
+            XCTAssertEqual(String(decoding: out, as: UTF8.self), String(n))
+        }
+        let iso = ISO8601DateFormatter()
+        iso.timeZone = TimeZone(identifier: "UTC")
+        for epoch in [0, 59, 3_599, 86_399, 951_782_400, 4_102_444_799] + (0..<2_000).map({ _ in Int.random(in: 0...4_102_444_799) }) {
+            XCTAssertEqual(MPDSong.time(epoch), iso.string(from: Date(timeIntervalSince1970: TimeInterval(epoch))))
+        }
+        for _ in 0..<2_000 {
+            let seconds = Double.random(in: 0...100_000)
+            let millis = Int((seconds * 1000).rounded())
+            let fraction = String(millis % 1000)
+            XCTAssertEqual(MPDSong.decimal(seconds), "\(millis / 1000).\(String(repeating: "0", count: 3 - fraction.count))\(fraction)")
+        }
     }
 }

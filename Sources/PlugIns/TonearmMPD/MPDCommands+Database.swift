@@ -185,13 +185,18 @@ extension MPDCommands {
         let tags = client.tags
         var pending = [PendingDirectory(path: path, modified: 0, isTop: true)]
         while !pending.isEmpty {
-            let (text, left, failed) = try await query { [pending] (catalog) throws(CommandFailure) -> (String, [PendingDirectory], String?) in
-                var stack = pending, text = ""
-                while !stack.isEmpty && text.utf8.count < Self.listAllChunkBytes {
+            let (text, left, failed) = try await query { [pending] (catalog) throws(CommandFailure) -> ([UInt8], [PendingDirectory], String?) in
+                var stack = pending, text: [UInt8] = []
+                text.reserveCapacity(Self.listAllChunkBytes + (4 << 10))
+                while !stack.isEmpty && text.count < Self.listAllChunkBytes {
                     let directory = stack.removeLast()
                     if !directory.isTop {
-                        text += "directory: \(directory.path)\n"
-                        if withInfo { text += "Last-Modified: \(MPDSong.time(directory.modified))\n" }
+                        text += "directory: \(directory.path)\n".utf8
+                        if withInfo {
+                            text += "Last-Modified: ".utf8
+                            MPDSong.appendTime(directory.modified, to: &text)
+                            text.append(UInt8(ascii: "\n"))
+                        }
                     }
                     let listing: DirectoryListing
                     do throws(CommandFailure) {
@@ -204,7 +209,7 @@ extension MPDCommands {
                         if withInfo {
                             MPDSong.append(song, tags: tags, to: &text)
                         } else {
-                            text += "file: \(song.path)\n"
+                            text += "file: \(song.path)\n".utf8
                         }
                     }
                     stack += listing.directories.reversed().map { PendingDirectory(path: $0.path, modified: $0.modified) }

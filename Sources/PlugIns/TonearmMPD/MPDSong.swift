@@ -19,31 +19,100 @@ enum MPDSong {
     ]
 
     static func block(_ song: LibrarySong, tags enabled: [Tag]) -> String {
-        var out = ""
+        var out: [UInt8] = []
         append(song, tags: enabled, to: &out)
-        return out
+        return String(decoding: out, as: UTF8.self)
     }
 
-    /// `block(song, tags:)` appended to `out`: a listing of thousands of songs makes one string,
-    /// not one per song and per line.
-    static func append(_ song: LibrarySong, tags enabled: [Tag], to out: inout String) {
-        out += "file: "
-        out += song.path
-        out += "\nLast-Modified: "
-        out += time(song.modified)
-        out += "\n"
-        if song.sampleRate > 0 { out += "Format: \(song.sampleRate):\(song.bitsPerSample):\(song.channels)\n" }
+    /// `block(song, tags:)` appended to `out` as UTF-8: a listing of thousands of songs is
+    /// written into one buffer, with no string made per song, line or number.
+    static func append(_ song: LibrarySong, tags enabled: [Tag], to out: inout [UInt8]) {
+        out += "file: ".utf8
+        out += song.path.utf8
+        out += "\nLast-Modified: ".utf8
+        appendTime(song.modified, to: &out)
+        out.append(newline)
+        if song.sampleRate > 0 {
+            out += "Format: ".utf8
+            appendDigits(song.sampleRate, to: &out)
+            out.append(UInt8(ascii: ":"))
+            appendDigits(song.bitsPerSample, to: &out)
+            out.append(UInt8(ascii: ":"))
+            appendDigits(song.channels, to: &out)
+            out.append(newline)
+        }
         // A song has a dozen values and a client enables thirty tags at most: a look along the
         // list costs less than a set made for each song.
         for (tag, value) in song.tags where enabled.contains(tag) {
-            out += tag.rawValue
-            out += ": "
-            out += oneLine(value)
-            out += "\n"
+            out += tag.rawValue.utf8
+            out += ": ".utf8
+            // On one line: a line break inside a value would start a line of its own.
+            for byte in value.utf8 { out.append(byte == newline ? UInt8(ascii: " ") : byte) }
+            out.append(newline)
         }
         if let duration = song.duration {
-            out += "Time: \(Int(duration.rounded()))\nduration: \(decimal(duration))\n"
+            out += "Time: ".utf8
+            appendDigits(Int(duration.rounded()), to: &out)
+            out += "\nduration: ".utf8
+            appendDecimal(duration, to: &out)
+            out.append(newline)
         }
+    }
+
+    private static let newline = UInt8(ascii: "\n")
+
+    /// `n` in decimal, with its sign.
+    static func appendDigits(_ n: Int, to out: inout [UInt8]) {
+        if n < 0 { out.append(UInt8(ascii: "-")) }
+        var magnitude = n.magnitude
+        var digits: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
+                     UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) =
+            (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
+        var count = 0
+        withUnsafeMutableBytes(of: &digits) { buffer in
+            repeat {
+                buffer[19 - count] = UInt8(ascii: "0") + UInt8(magnitude % 10)
+                magnitude /= 10
+                count += 1
+            } while magnitude > 0
+            out += buffer[(20 - count)...]
+        }
+    }
+
+    /// `n` in at least two digits (a month, an hour).
+    private static func appendTwo(_ n: Int32, to out: inout [UInt8]) {
+        if n < 10 { out.append(UInt8(ascii: "0")) }
+        appendDigits(Int(n), to: &out)
+    }
+
+    /// `decimal(seconds)` appended.
+    static func appendDecimal(_ seconds: Double, to out: inout [UInt8]) {
+        let millis = Int((max(0, seconds) * 1000).rounded())
+        appendDigits(millis / 1000, to: &out)
+        out.append(UInt8(ascii: "."))
+        let fraction = millis % 1000
+        if fraction < 100 { out.append(UInt8(ascii: "0")) }
+        if fraction < 10 { out.append(UInt8(ascii: "0")) }
+        appendDigits(fraction, to: &out)
+    }
+
+    /// `time(epochSeconds)` appended.
+    static func appendTime(_ epochSeconds: Int, to out: inout [UInt8]) {
+        var seconds = time_t(epochSeconds)
+        var parts = tm()
+        gmtime_r(&seconds, &parts)
+        appendDigits(Int(parts.tm_year) + 1900, to: &out)
+        out.append(UInt8(ascii: "-"))
+        appendTwo(parts.tm_mon + 1, to: &out)
+        out.append(UInt8(ascii: "-"))
+        appendTwo(parts.tm_mday, to: &out)
+        out.append(UInt8(ascii: "T"))
+        appendTwo(parts.tm_hour, to: &out)
+        out.append(UInt8(ascii: ":"))
+        appendTwo(parts.tm_min, to: &out)
+        out.append(UInt8(ascii: ":"))
+        appendTwo(parts.tm_sec, to: &out)
+        out.append(UInt8(ascii: "Z"))
     }
 
     /// A song known only by the queue's metadata (a file the index does not have).
@@ -142,23 +211,22 @@ enum MPDSong {
 
     /// A value on one line: MPD's answers are lines, so a newline in a tag becomes a space.
     static func oneLine(_ value: String) -> String {
-        value.utf8.contains(UInt8(ascii: "\n")) ? value.split(separator: "\n", omittingEmptySubsequences: false).joined(separator: " ") : value
+        // By byte: in "\r\n" the line feed is part of one Character, which a split on "\n" passes over.
+        value.utf8.contains(newline) ? String(decoding: value.utf8.map { $0 == newline ? UInt8(ascii: " ") : $0 }, as: UTF8.self) : value
     }
 
     /// Seconds with three decimals, as MPD writes times.
     static func decimal(_ seconds: Double) -> String {
-        let millis = Int((max(0, seconds) * 1000).rounded())
-        let fraction = String(millis % 1000)
-        return "\(millis / 1000).\(String(repeating: "0", count: 3 - fraction.count))\(fraction)"
+        var out: [UInt8] = []
+        appendDecimal(seconds, to: &out)
+        return String(decoding: out, as: UTF8.self)
     }
 
     /// ISO 8601 in UTC, as MPD's `Last-Modified`.
     static func time(_ epochSeconds: Int) -> String {
-        var seconds = time_t(epochSeconds)
-        var parts = tm()
-        gmtime_r(&seconds, &parts)
-        func two(_ n: Int32) -> String { n < 10 ? "0\(n)" : "\(n)" }
-        return "\(parts.tm_year + 1900)-\(two(parts.tm_mon + 1))-\(two(parts.tm_mday))T\(two(parts.tm_hour)):\(two(parts.tm_min)):\(two(parts.tm_sec))Z"
+        var out: [UInt8] = []
+        appendTime(epochSeconds, to: &out)
+        return String(decoding: out, as: UTF8.self)
     }
 
     /// Bits per sample from ALSA's sample format name ("S16_LE" → 16, "S24_3LE" → 24);
