@@ -325,7 +325,7 @@ let package = Package(
                 .product(name: "NIOEmbedded", package: "swift-nio"),
             ]
         ),
-        .testTarget(name: "TonearmLibraryTests", dependencies: ["TonearmLibrary", "TonearmControlPlane", "TonearmDecoding", "TonearmSQLite", "TestSupport"]),
+        .testTarget(name: "TonearmLibraryTests", dependencies: ["TonearmLibrary", "TonearmAudio", "TonearmControlPlane", "TonearmDecoding", "TonearmSQLite", "TestSupport"]),
         .testTarget(name: "TonearmDBusTests", dependencies: ["TonearmDBus", "TestSupport"]),
         .testTarget(name: "TonearmMPRISTests", dependencies: ["TonearmMPRIS", "TonearmDBus", "TonearmControlPlane", "TonearmPlayer", "TonearmSystem", "TestSupport"]),
         .testTarget(name: "TonearmImageTests", dependencies: ["TonearmImage"]),
