@@ -14,7 +14,8 @@ import Glibc
 /// values), with the value that sorts it when that is another (`sort`). `value_text` is the FTS5
 /// trigram index that substring search uses for the tags people type (artist, album, title…),
 /// over their rows of `tag_values` (external content, `searched_values`: the text is not stored
-/// twice); `failures`
+/// twice); `directories.listing` holds each directory's songs as one record (`ListingRecord`),
+/// which a listing reads instead of the tables; `failures`
 /// remembers files that could not be read, so a rescan reads them again only once they change.
 /// (Stored playlists are read from their files, `PlaylistDirectory`; the table that once copied
 /// them is dropped.)
