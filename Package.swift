@@ -234,8 +234,8 @@ let package = Package(
         .target(
             name: "TonearmMPD",
             dependencies: [
-                "TonearmControlPlane", "TonearmControl", "TonearmDecoding", "TonearmNetwork", "TonearmPlayer", "TonearmSystem", "TonearmAudio",
-                "TonearmSQLite", .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
+                "TonearmControlPlane", "TonearmControl", "TonearmDecoding", "TonearmJSON", "TonearmNetwork", "TonearmPlayer", "TonearmSystem",
+                "TonearmAudio", "TonearmSQLite", .product(name: "NIOCore", package: "swift-nio"), .product(name: "NIOPosix", package: "swift-nio"),
             ]
         ),
         // The daemon: the control plane's implementation (player core, sessions, engine, saved
@@ -320,7 +320,7 @@ let package = Package(
         .testTarget(
             name: "TonearmMPDTests",
             dependencies: [
-                "TonearmMPD", "TonearmNetwork", "TonearmControlPlane", "TonearmPlayer", "TonearmAudio", "TestSupport", "CAllocationCounter",
+                "TonearmMPD", "TonearmJSON", "TonearmNetwork", "TonearmControlPlane", "TonearmPlayer", "TonearmAudio", "TestSupport", "CAllocationCounter",
                 .product(name: "NIOCore", package: "swift-nio"),
                 .product(name: "NIOEmbedded", package: "swift-nio"),
             ]

@@ -2,6 +2,7 @@ import TestSupport
 import TonearmAudio
 import TonearmControlPlane
 @testable import TonearmMPD
+import TonearmJSON
 import TonearmPlayer
 import XCTest
 
@@ -560,7 +561,7 @@ final class MPDCommandsTests: XCTestCase {
         for _ in 0..<2_000 { numbers.append(Int.random(in: Int.min...Int.max, using: &generator) >> Int.random(in: 0..<63)) }
         for n in numbers {
             var out: [UInt8] = []
-            MPDSong.appendDigits(n, to: &out)
+            out.appendDigits(n)
             XCTAssertEqual(String(decoding: out, as: UTF8.self), String(n))
         }
         let iso = ISO8601DateFormatter()

@@ -37,11 +37,11 @@ public enum JSONValue: Equatable, Sendable {
         switch self {
         case .null: out.append(contentsOf: "null".utf8)
         case .bool(let b): out.append(contentsOf: (b ? "true" : "false").utf8)
-        case .int(let i): Self.writeInt(i, to: &out)
+        case .int(let i): out.appendDigits(i)
         case .double(let d):
             if d.isFinite {
                 if d == d.rounded() && abs(d) < 1e15 {
-                    Self.writeInt(Int(d), to: &out)
+                    out.appendDigits(Int(d))
                 } else {
                     out.append(contentsOf: String(d).utf8)
                 }
@@ -68,17 +68,6 @@ public enum JSONValue: Equatable, Sendable {
         }
     }
 
-    /// Decimal digits, written in place (no `String` made for each number).
-    private static func writeInt(_ i: Int, to out: inout [UInt8]) {
-        if i < 0 { out.append(UInt8(ascii: "-")) }
-        var magnitude = i.magnitude
-        let start = out.count
-        repeat {
-            out.append(UInt8(ascii: "0") + UInt8(magnitude % 10))
-            magnitude /= 10
-        } while magnitude > 0
-        out[start...].reverse()
-    }
 
     private static let hexDigits = Array("0123456789abcdef".utf8)
 
@@ -118,4 +107,19 @@ extension JSONValue {
     public init(_ double: Double?) { self = double.map { .double($0) } ?? .null }
     /// `.bool(b)` or `.null`.
     public init(_ bool: Bool?) { self = bool.map { .bool($0) } ?? .null }
+}
+
+extension Array where Element == UInt8 {
+    /// `n` in decimal, with its sign, written in place (no `String` made for each number): for
+    /// every writer of UTF-8 text (JSON here, MPD's answers).
+    public mutating func appendDigits(_ n: Int) {
+        if n < 0 { append(UInt8(ascii: "-")) }
+        var magnitude = n.magnitude
+        let start = count
+        repeat {
+            append(UInt8(ascii: "0") + UInt8(magnitude % 10))
+            magnitude /= 10
+        } while magnitude > 0
+        self[start...].reverse()
+    }
 }

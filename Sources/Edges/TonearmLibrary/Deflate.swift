@@ -29,7 +29,8 @@ enum Deflate {
     /// The bytes `block` was made of; nil when it is not a whole block of ours.
     static func expanded(_ block: UnsafeRawBufferPointer) -> [UInt8]? {
         var reader = ListingRecord.Reader(block)
-        guard let count = reader.varint(), count <= largestExpanded, let rest = reader.rest() else { return nil }
+        guard let count = reader.varint(), count <= largestExpanded else { return nil }
+        let rest = reader.rest()
         if count == 0 { return rest.isEmpty ? [] : nil }
         var out = [UInt8](repeating: 0, count: count)
         var length = uLong(count), consumed = uLong(rest.count)

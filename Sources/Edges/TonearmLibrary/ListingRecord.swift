@@ -165,7 +165,7 @@ enum ListingRecord {
         }
 
         /// What is left, all of it.
-        mutating func rest() -> UnsafeRawBufferPointer? {
+        mutating func rest() -> UnsafeRawBufferPointer {
             defer { at = bytes.count }
             return UnsafeRawBufferPointer(rebasing: bytes[at...])
         }

@@ -264,12 +264,6 @@ public final class Statement {
         let count = Int(sqlite3_column_bytes(handle, column))
         return body(UnsafeRawBufferPointer(start: bytes, count: bytes == nil ? 0 : count))
     }
-
-    public func blob(_ column: Int32) -> [UInt8] {
-        let count = Int(sqlite3_column_bytes(handle, column))
-        guard count > 0, let bytes = sqlite3_column_blob(handle, column) else { return [] }
-        return Array(UnsafeRawBufferPointer(start: bytes, count: count))
-    }
 }
 
 /// The progress handler of `Database.withBudget`: non-zero interrupts the statement.

@@ -2,6 +2,7 @@
 import Glibc
 #endif
 import TonearmControlPlane
+import TonearmJSON
 import TonearmPlayer
 import TonearmSQLite
 
@@ -34,11 +35,11 @@ enum MPDSong {
         out.append(newline)
         if song.sampleRate > 0 {
             out += "Format: ".utf8
-            appendDigits(song.sampleRate, to: &out)
+            out.appendDigits(song.sampleRate)
             out.append(UInt8(ascii: ":"))
-            appendDigits(song.bitsPerSample, to: &out)
+            out.appendDigits(song.bitsPerSample)
             out.append(UInt8(ascii: ":"))
-            appendDigits(song.channels, to: &out)
+            out.appendDigits(song.channels)
             out.append(newline)
         }
         // A song has a dozen values and a client enables thirty tags at most: a look along the
@@ -52,7 +53,7 @@ enum MPDSong {
         }
         if let duration = song.duration {
             out += "Time: ".utf8
-            appendDigits(Int(duration.rounded()), to: &out)
+            out.appendDigits(Int(duration.rounded()))
             out += "\nduration: ".utf8
             appendDecimal(duration, to: &out)
             out.append(newline)
@@ -61,39 +62,21 @@ enum MPDSong {
 
     private static let newline = UInt8(ascii: "\n")
 
-    /// `n` in decimal, with its sign.
-    static func appendDigits(_ n: Int, to out: inout [UInt8]) {
-        if n < 0 { out.append(UInt8(ascii: "-")) }
-        var magnitude = n.magnitude
-        var digits: (UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8,
-                     UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8, UInt8) =
-            (0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0, 0)
-        var count = 0
-        withUnsafeMutableBytes(of: &digits) { buffer in
-            repeat {
-                buffer[19 - count] = UInt8(ascii: "0") + UInt8(magnitude % 10)
-                magnitude /= 10
-                count += 1
-            } while magnitude > 0
-            out += buffer[(20 - count)...]
-        }
-    }
-
     /// `n` in at least two digits (a month, an hour).
     private static func appendTwo(_ n: Int32, to out: inout [UInt8]) {
         if n < 10 { out.append(UInt8(ascii: "0")) }
-        appendDigits(Int(n), to: &out)
+        out.appendDigits(Int(n))
     }
 
     /// `decimal(seconds)` appended.
     static func appendDecimal(_ seconds: Double, to out: inout [UInt8]) {
         let millis = Int((max(0, seconds) * 1000).rounded())
-        appendDigits(millis / 1000, to: &out)
+        out.appendDigits(millis / 1000)
         out.append(UInt8(ascii: "."))
         let fraction = millis % 1000
         if fraction < 100 { out.append(UInt8(ascii: "0")) }
         if fraction < 10 { out.append(UInt8(ascii: "0")) }
-        appendDigits(fraction, to: &out)
+        out.appendDigits(fraction)
     }
 
     /// `time(epochSeconds)` appended.
@@ -101,7 +84,7 @@ enum MPDSong {
         var seconds = time_t(epochSeconds)
         var parts = tm()
         gmtime_r(&seconds, &parts)
-        appendDigits(Int(parts.tm_year) + 1900, to: &out)
+        out.appendDigits(Int(parts.tm_year) + 1900)
         out.append(UInt8(ascii: "-"))
         appendTwo(parts.tm_mon + 1, to: &out)
         out.append(UInt8(ascii: "-"))
