@@ -525,6 +525,46 @@ final class IndexTests: IndexTestCase {
         XCTAssertEqual(expected.count, 2)
     }
 
+    /// Directories read in one snapshot are what `listDirectory` gives one at a time; a
+    /// directory that is not there fails alone; a walk that fails ends its snapshot, so the
+    /// next read sees the next scan.
+    func testDirectoriesReadInOneSnapshotAreTheirListingsAndTheSnapshotEnds() throws {
+        try writeTree()
+        let (index, _) = try makeIndex()
+        try scan(index)
+        let catalog = index.catalog
+        var directories = [""], one: [DirectoryListing] = []
+        while one.count < directories.count {
+            one.append(try catalog.listDirectory(directories[one.count]))
+            directories += one.last?.directories.map(\.path) ?? []
+        }
+        XCTAssertEqual(directories, ["", "Aretha", "Beatles", "Mix", "Aretha/Lady Soul", "Beatles/Abbey Road"])
+        let walked = try catalog.readingDirectories { (list) throws(CommandFailure) in try directories.map { (directory) throws(CommandFailure) in try list(directory) } }
+        XCTAssertEqual(walked, one)
+        XCTAssertEqual(walked[5].songs.map(\.path), ["Beatles/Abbey Road/01.flac", "Beatles/Abbey Road/02.flac"])
+
+        let missing = try catalog.readingDirectories { (list) throws(CommandFailure) -> (CommandFailure?, DirectoryListing) in
+            var failure: CommandFailure?
+            do throws(CommandFailure) { _ = try list("Nowhere") } catch { failure = error }
+            return (failure, try list("Beatles"))
+        }
+        XCTAssertEqual(missing.0?.code, .notFound)
+        XCTAssertEqual(missing.1, one[2])
+
+        // A walk that throws; then a scan changes a title: every connection reads it.
+        XCTAssertThrowsError(try catalog.readingDirectories { (list) throws(CommandFailure) -> Int in
+            _ = try list("Beatles/Abbey Road")
+            throw CommandFailure(.badArgument, "stop")
+        }) { XCTAssertEqual(($0 as? CommandFailure)?.message, "stop") }
+        try Tracks.write(music + "/Beatles/Abbey Road/02.flac", tags: [("TITLE", "Something Else"), ("ALBUM", "Abbey Road")])
+        try scan(index)
+        for _ in 0..<4 {
+            let titles = try catalog.readingDirectories { (list) throws(CommandFailure) in try list("Beatles/Abbey Road") }
+                .songs.map { $0.tags.first { $0.tag == .title }?.value }
+            XCTAssertEqual(titles, ["Come Together", "Something Else"])
+        }
+    }
+
     /// A database of schema 4, which kept no records, is given them when it is opened, with
     /// every answer as it was.
     func testADatabaseOfSchema4IsGivenItsRecords() throws {

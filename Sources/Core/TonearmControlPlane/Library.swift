@@ -285,6 +285,11 @@ public struct ScanProgress: Sendable, Equatable {
 public protocol LibraryCatalog: Sendable {
     /// Sub-directories, songs and playlists of `directory` ("" for the music directory).
     func listDirectory(_ directory: String) throws(CommandFailure) -> DirectoryListing
+    /// `body` given `listDirectory` reading one snapshot of the index: a walk that lists many
+    /// directories in one turn takes the database's read lock once, not twice per directory.
+    func readingDirectories<T>(
+        _ body: (_ listDirectory: (String) throws(CommandFailure) -> DirectoryListing) throws(CommandFailure) -> T
+    ) throws(CommandFailure) -> T
     /// Songs matching `query`, in path order; returns how many matched in all.
     @discardableResult
     func songs(_ query: SongQuery, _ each: (LibrarySong) -> Bool) throws(CommandFailure) -> Int

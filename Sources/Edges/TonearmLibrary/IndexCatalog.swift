@@ -46,34 +46,65 @@ final class IndexCatalog: LibraryCatalog, @unchecked Sendable {
 
     func listDirectory(_ directory: String) throws(CommandFailure) -> DirectoryListing {
         let directory = Self.trimmed(directory)
-        let found = try query { reader throws(SQLiteError) -> DirectoryListing? in
-            var found: Int?
-            var recorded: [LibrarySong]?
-            try reader.statement("SELECT id, listing FROM directories WHERE path = ? AND available = 1").rows([.text(directory)]) { row in
-                found = row.integer(0)
-                if !row.isNull(1) { recorded = row.withBlob(1, ListingRecord.songs) }
-                return false
-            }
-            guard let id = found else { return nil }
-            var listing = DirectoryListing()
-            try reader.statement("SELECT path, modified FROM directories WHERE parent = ? AND available = 1 ORDER BY path")
-                .rows([.integer(id)]) { row in
-                    listing.directories.append(.init(path: row.text(0) ?? "", modified: row.integer(1)))
-                    return true
-                }
-            if let recorded {
-                listing.songs = recorded
-            } else {
-                // Its record is being made again (a scan has not committed yet), or unreadable.
-                try reader.statement(ListingRecord.songsOfDirectory).rows([.integer(id)]) { row in
-                    listing.songs.append(Self.song(row))
-                    return true
-                }
-            }
-            return listing
+        guard let found = try query({ reader throws(SQLiteError) in try Self.listing(directory, reader) }) else {
+            throw Self.noDirectory(directory)
         }
-        guard let found else { throw CommandFailure(.notFound, "no directory '\(directory)' in the library") }
         return found
+    }
+
+    func readingDirectories<T>(
+        _ body: (_ listDirectory: (String) throws(CommandFailure) -> DirectoryListing) throws(CommandFailure) -> T
+    ) throws(CommandFailure) -> T {
+        var outcome: Result<T, CommandFailure>?
+        try query { reader throws(SQLiteError) in
+            try reader.db.execute("BEGIN")
+            defer { try? reader.db.execute("COMMIT") }
+            do throws(CommandFailure) {
+                outcome = .success(try body { directory throws(CommandFailure) -> DirectoryListing in
+                    let directory = Self.trimmed(directory)
+                    let found: DirectoryListing?
+                    do throws(SQLiteError) { found = try Self.listing(directory, reader) } catch { throw Self.failure(error) }
+                    guard let found else { throw Self.noDirectory(directory) }
+                    return found
+                })
+            } catch {
+                outcome = .failure(error)
+            }
+        }
+        guard let outcome else { throw CommandFailure(.unavailable, "library database: no connection answered") }
+        return try outcome.get()
+    }
+
+    private static func noDirectory(_ directory: String) -> CommandFailure {
+        CommandFailure(.notFound, "no directory '\(directory)' in the library")
+    }
+
+    /// The listing of `directory` (trimmed), nil when there is no such directory.
+    private static func listing(_ directory: String, _ reader: Reader) throws(SQLiteError) -> DirectoryListing? {
+        var found: Int?
+        var recorded: [LibrarySong]?
+        try reader.statement("SELECT id, listing FROM directories WHERE path = ? AND available = 1").rows([.text(directory)]) { row in
+            found = row.integer(0)
+            if !row.isNull(1) { recorded = row.withBlob(1, ListingRecord.songs) }
+            return false
+        }
+        guard let id = found else { return nil }
+        var listing = DirectoryListing()
+        try reader.statement("SELECT path, modified FROM directories WHERE parent = ? AND available = 1 ORDER BY path")
+            .rows([.integer(id)]) { row in
+                listing.directories.append(.init(path: row.text(0) ?? "", modified: row.integer(1)))
+                return true
+            }
+        if let recorded {
+            listing.songs = recorded
+        } else {
+            // Its record is being made again (a scan has not committed yet), or unreadable.
+            try reader.statement(ListingRecord.songsOfDirectory).rows([.integer(id)]) { row in
+                listing.songs.append(Self.song(row))
+                return true
+            }
+        }
+        return listing
     }
 
     @discardableResult
@@ -195,9 +226,8 @@ final class IndexCatalog: LibraryCatalog, @unchecked Sendable {
 
     // MARK: SQL
 
-    /// Runs `body` on the connection within a query's time (`QueryBudget`); a query over it is
-    /// refused as a bad argument, any other SQLite failure becomes `unavailable`, naming the
-    /// database.
+    /// Runs `body` on a connection within a query's time (`QueryBudget`); a failure becomes
+    /// what `failure` makes of it.
     private func query<T: Sendable>(_ body: (Reader) throws(SQLiteError) -> T) throws(CommandFailure) -> T {
         do throws(SQLiteError) {
             // A free connection, else the first.
@@ -212,11 +242,15 @@ final class IndexCatalog: LibraryCatalog, @unchecked Sendable {
                 let result: T = try reader.db.withBudget { () throws(SQLiteError) -> T in try body(reader) }
                 return result
             }
-        } catch where error.isOverBudget {
-            throw CommandFailure(.badArgument, QueryBudget.refusal)
         } catch {
-            throw CommandFailure(.unavailable, "library database \(error)")
+            throw Self.failure(error)
         }
+    }
+
+    /// A query over its time is refused as a bad argument; any other SQLite failure becomes
+    /// `unavailable`, naming the database.
+    private static func failure(_ error: SQLiteError) -> CommandFailure {
+        error.isOverBudget ? CommandFailure(.badArgument, QueryBudget.refusal) : CommandFailure(.unavailable, "library database \(error)")
     }
 
     /// The columns a `LibrarySong` is made of; `t` is the track.
