@@ -27,8 +27,11 @@ public final class TestControlPlane: ControlPlane {
     private let clients = Atomic<Int>(1)
     public let feed = ChangeFeed()
 
-    public init(_ snapshot: ControlState = ControlState()) {
+    public let catalog: (any LibraryCatalog)?
+
+    public init(_ snapshot: ControlState = ControlState(), catalog: (any LibraryCatalog)? = nil) {
         state = Mutex(State(snapshot: snapshot))
+        self.catalog = catalog
     }
 
     public func send(_ command: Command, from source: CommandSource) async -> CommandResult {

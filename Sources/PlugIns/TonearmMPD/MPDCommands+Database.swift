@@ -180,48 +180,84 @@ extension MPDCommands {
 
     /// Every song under `path` into `out`: a directory's songs, then each of its directories
     /// (its line, then what is under it), as MPD nests them; read a chunk of directories at a
-    /// time, each chunk handed on before the next is read.
+    /// time, the next chunk read while the last goes to the client (two chunks at most).
     func listAll(_ path: String, withInfo: Bool, _ client: Client, into out: Output) async throws(MPDError) {
         let tags = client.tags
-        var pending = [PendingDirectory(path: path, modified: 0, isTop: true)]
-        while !pending.isEmpty {
-            let (text, left, failed) = try await query { [pending] (catalog) throws(CommandFailure) -> ([UInt8], [PendingDirectory], String?) in
-                var stack = pending, text: [UInt8] = []
-                text.reserveCapacity(Self.listAllChunkBytes + (4 << 10))
-                while !stack.isEmpty && text.count < Self.listAllChunkBytes {
-                    let directory = stack.removeLast()
-                    if !directory.isTop {
-                        text += "directory: \(directory.path)\n".utf8
-                        if withInfo {
-                            text += "Last-Modified: ".utf8
-                            MPDSong.appendTime(directory.modified, to: &text)
-                            text.append(UInt8(ascii: "\n"))
-                        }
-                    }
-                    let listing: DirectoryListing
-                    do throws(CommandFailure) {
-                        listing = try catalog.listDirectory(directory.path)
-                    } catch {
-                        if directory.path.isEmpty { throw error }
-                        return (text, [], directory.path)
-                    }
-                    for song in listing.songs {
-                        if withInfo {
-                            MPDSong.append(song, tags: tags, to: &text)
-                        } else {
-                            text += "file: \(song.path)\n".utf8
-                        }
-                    }
-                    stack += listing.directories.reversed().map { PendingDirectory(path: $0.path, modified: $0.modified) }
-                }
-                return (text, stack, nil)
-            }
-            out.append(text)
+        var reading: Task<Result<ListAllChunk, MPDError>, Never>? = readListAllChunk(
+            [PendingDirectory(path: path, modified: 0, isTop: true)], withInfo: withInfo, tags: tags)
+        while let current = reading {
+            let chunk = try await current.value.get()
+            reading = chunk.left.isEmpty ? nil : readListAllChunk(chunk.left, withInfo: withInfo, tags: tags)
+            out.append(chunk.text)
             // A directory that went between its parent's listing and its own.
-            if failed != nil { throw MPDError(.noExist, "No such directory") }
-            try await out.drain()
-            pending = left
+            if chunk.failed { throw MPDError(.noExist, "No such directory") }
+            do throws(MPDError) {
+                try await out.drain()
+            } catch {
+                reading?.cancel()
+                throw error
+            }
         }
+    }
+
+    /// A part of `listAll`'s answer, the directories still to list after it, and whether a
+    /// directory went before it could be read (then nothing is left).
+    private struct ListAllChunk: Sendable {
+        var text: [UInt8]
+        var left: [PendingDirectory]
+        var failed: Bool
+    }
+
+    /// Starts reading the next part of `listAll`'s answer on the library's worker pool.
+    private func readListAllChunk(_ pending: [PendingDirectory], withInfo: Bool, tags: [Tag])
+        -> Task<Result<ListAllChunk, MPDError>, Never> {
+        Task {
+            do throws(MPDError) {
+                return .success(try await query { (catalog) throws(CommandFailure) -> ListAllChunk in
+                    try catalog.readingDirectories { (listDirectory) throws(CommandFailure) -> ListAllChunk in
+                        try Self.listAllChunk(pending, withInfo: withInfo, tags: tags, listDirectory)
+                    }
+                })
+            } catch {
+                return .failure(error)
+            }
+        }
+    }
+
+    /// The directories of `pending` (the last first) and what is under them, as `listAll`
+    /// writes them, until a chunk's worth is written.
+    private static func listAllChunk(_ pending: [PendingDirectory], withInfo: Bool, tags: [Tag],
+                                     _ listDirectory: (String) throws(CommandFailure) -> DirectoryListing)
+        throws(CommandFailure) -> ListAllChunk {
+        var stack = pending, text: [UInt8] = []
+        text.reserveCapacity(listAllChunkBytes + (4 << 10))
+        while !stack.isEmpty && text.count < listAllChunkBytes {
+            let directory = stack.removeLast()
+            if !directory.isTop {
+                text += "directory: \(directory.path)\n".utf8
+                if withInfo {
+                    text += "Last-Modified: ".utf8
+                    MPDSong.appendTime(directory.modified, to: &text)
+                    text.append(UInt8(ascii: "\n"))
+                }
+            }
+            let listing: DirectoryListing
+            do throws(CommandFailure) {
+                listing = try listDirectory(directory.path)
+            } catch {
+                if directory.path.isEmpty { throw error }
+                return ListAllChunk(text: text, left: [], failed: true)
+            }
+            for song in listing.songs {
+                if withInfo {
+                    MPDSong.append(song, tags: tags, to: &text)
+                } else {
+                    text += "file: \(song.path)\n".utf8
+                }
+            }
+            stack += listing.directories.reversed().map { PendingDirectory(path: $0.path, modified: $0.modified) }
+        }
+        return ListAllChunk(text: text, left: stack, failed: false)
     }
 
     /// The modification time of the directory `path`, from its parent's listing.

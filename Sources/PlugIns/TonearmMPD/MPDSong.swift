@@ -48,7 +48,11 @@ enum MPDSong {
             out += tag.rawValue.utf8
             out += ": ".utf8
             // On one line: a line break inside a value would start a line of its own.
-            for byte in value.utf8 { out.append(byte == newline ? UInt8(ascii: " ") : byte) }
+            let start = out.count
+            out += value.utf8
+            out.withUnsafeMutableBufferPointer { bytes in
+                for index in start..<bytes.count where bytes[index] == newline { bytes[index] = UInt8(ascii: " ") }
+            }
             out.append(newline)
         }
         if let duration = song.duration {
