@@ -22,9 +22,9 @@ class IndexTestCase: XCTestCase {
         indexes = []
     }
 
-    func makeIndex(watch: Bool = false, playlists: String? = nil) throws -> (MusicIndex, Notices) {
+    func makeIndex(watch: Bool = false, playlists: String? = nil, database: String? = nil) throws -> (MusicIndex, Notices) {
         let notices = Notices()
-        let index = try MusicIndex(.init(musicDirectory: music, databasePath: tmp.file("library.db"),
+        let index = try MusicIndex(.init(musicDirectory: music, databasePath: database ?? tmp.file("library.db"),
                                          playlistDirectory: playlists, watch: watch),
                                    log: .silent, notify: { notices.ring() })
         indexes.append(index)

@@ -176,107 +176,74 @@ final class IndexTests: IndexTestCase {
         // The database file copied without its log, as a card's file system keeps it.
         try FileManager.default.copyItem(atPath: tmp.file("library.db"), toPath: tmp.file("alone.db"))
         let alone = try Database(path: tmp.file("alone.db"))
-        XCTAssertEqual(try alone.integer("SELECT count(*) FROM tracks"), 60)
-        XCTAssertEqual(try alone.integer("SELECT count(*) FROM tag_values WHERE value = 'D6 T10'"), 1)
+        XCTAssertEqual(try alone.integer("SELECT sum(songs) FROM directories"), 60)
+        XCTAssertEqual(try tagIndex(alone, .title).filter { $0.key.value == "D6 T10" }.map(\.directories.count), [1])
     }
 
-    /// A scan into an empty library makes the value index and the search index at its end; one
-    /// stopped before that leaves a database whose next opening makes them.
-    func testTheValueIndexIsMadeAtTheEndOfAFirstScanOrOnTheNextOpen() throws {
+    /// A scan into an empty library makes the tag index at its end; one stopped before that
+    /// leaves a database whose next opening makes it.
+    func testTheTagIndexIsMadeAtTheEndOfAFirstScanOrOnTheNextOpen() throws {
         try writeTree()
-        func hasValueIndex() throws -> Bool {
-            try Database(path: tmp.file("library.db")).integer("SELECT count(*) FROM sqlite_master WHERE name = 'tags_value'") == 1
-        }
+        let db = try Database(path: tmp.file("library.db"))
         var (index, _) = try makeIndex()
         try scan(index)
-        XCTAssertTrue(try hasValueIndex())
+        XCTAssertEqual(try tagIndex(db, .album).map(\.key.value), ["Abbey Road", "Lady Soul", "Mix Tape"])
+        XCTAssertEqual(try db.integer("SELECT count(*) FROM meta WHERE key = '\(TagIndex.pendingKey)'"), 0)
         XCTAssertEqual(try paths(index.catalog, [TagFilter(.tag(.album), "Abbey Road")], .exact).count, 2)
         index.stop()
-        // As a scan into an empty library cut short leaves it: no value index, no search index.
-        try Database(path: tmp.file("library.db")).execute("""
-            DROP INDEX tags_value; DELETE FROM value_text;
-            INSERT INTO meta(key, value) VALUES('\(IndexDatabase.pendingSearchKey)', 1)
-            """)
-        XCTAssertFalse(try hasValueIndex())
+        // As a scan into an empty library cut short leaves it: records, no tag index.
+        try db.execute("DELETE FROM tag_index; INSERT INTO meta(key, value) VALUES('\(TagIndex.pendingKey)', 1)")
+        XCTAssertEqual(try tagIndex(db, .album), [])
         (index, _) = try makeIndex()
-        XCTAssertTrue(try hasValueIndex())
+        XCTAssertEqual(try tagIndex(db, .album).map(\.key.value), ["Abbey Road", "Lady Soul", "Mix Tape"])
+        XCTAssertEqual(try db.integer("SELECT count(*) FROM meta WHERE key = '\(TagIndex.pendingKey)'"), 0)
         XCTAssertEqual(try paths(index.catalog, [TagFilter(.tag(.album), "Abbey Road")], .exact).count, 2)
         XCTAssertEqual(try paths(index.catalog, [TagFilter(.tag(.title), "ethin")], .substring), ["Beatles/Abbey Road/02.flac"])
     }
 
-    /// The search index holds each value once, gains new ones as files come, loses those no
-    /// track has any more, and is made from the tags when a database of schema 1 is opened.
-    func testTheSearchIndexHoldsEachValueOnceAndFollowsTheFiles() throws {
+    /// The tag index holds each value once, with the directories that have it; it gains new
+    /// values and directories as files come, and loses those no song has any more.
+    func testTheTagIndexHoldsEachValueOnceAndFollowsTheFiles() throws {
         try writeTree()
-        func count(_ value: String) throws -> Int? {
-            try Database(path: tmp.file("library.db")).integer("SELECT count(*) FROM value_text WHERE value = ?", .text(value))
+        let db = try Database(path: tmp.file("library.db"))
+        func directories(_ tag: Tag, _ value: String) throws -> [[String]] {
+            try tagIndex(db, tag).filter { $0.key.value == value }.map { entry in
+                try entry.directories.map { try directoryPath(db, $0) }
+            }
         }
-        var (index, _) = try makeIndex()
+        let (index, _) = try makeIndex()
         try scan(index)
-        XCTAssertEqual(try count("Abbey Road"), 1)
+        XCTAssertEqual(try directories(.album, "Abbey Road"), [["Beatles/Abbey Road"]])
+        XCTAssertEqual(try directories(.albumArtist, "Zed"), [["Mix"]], "AlbumArtist from Artist")
         XCTAssertEqual(try paths(index.catalog, [TagFilter(.tag(.album), "BEY ro")], .substring).count, 2)
 
         try FileManager.default.removeItem(atPath: music + "/Aretha")
         try Tracks.write(music + "/New/01.flac", tags: [("TITLE", "Fresh Start"), ("ALBUM", "Abbey Road")])
+        try Tracks.write(music + "/Beatles/Abbey Road/02.flac", tags: [("TITLE", "Something"), ("ALBUM", "Abbey Road")])
         try scan(index)
-        XCTAssertEqual(try count("Lady Soul"), 0)
-        XCTAssertEqual(try count("Chain of Fools"), 0)
-        XCTAssertEqual(try count("Abbey Road"), 1)
+        XCTAssertEqual(try directories(.album, "Lady Soul"), [])
+        XCTAssertEqual(try directories(.title, "Chain of Fools"), [])
+        XCTAssertEqual(try directories(.album, "Abbey Road"), [["Beatles/Abbey Road", "New"]])
+        XCTAssertEqual(try directories(.title, "Something"), [["Beatles/Abbey Road"]])
+        XCTAssertEqual(try directories(.artist, "The Beatles"), [["Beatles/Abbey Road"]], "01 has it still")
         XCTAssertEqual(try paths(index.catalog, [TagFilter(.tag(.title), "sh st")], .substring), ["New/01.flac"])
         XCTAssertEqual(try paths(index.catalog, [TagFilter(.tag(.album), "abbey")], .substring).count, 3)
-
-        // A database of schema 1 (a search index per track) is brought to the current one.
-        index.stop()
-        try makeSchema3()
-        try Database(path: tmp.file("library.db")).execute("""
-            DROP TABLE value_text;
-            CREATE VIRTUAL TABLE track_text USING fts5(artist, album, albumartist, title, composer, performer, tokenize = 'trigram');
-            PRAGMA user_version = 1
-            """)
-        (index, _) = try makeIndex()
-        XCTAssertEqual(try Database(path: tmp.file("library.db")).integer("PRAGMA user_version"), IndexDatabase.schemaVersion)
-        XCTAssertEqual(try Database(path: tmp.file("library.db")).integer(
-            "SELECT count(*) FROM sqlite_master WHERE name = 'track_text'"), 0)
-        XCTAssertEqual(try paths(index.catalog, [TagFilter(.tag(.title), "sh st")], .substring), ["New/01.flac"])
-        XCTAssertEqual(try count("Abbey Road"), 1)
+        try FileManager.default.removeItem(atPath: music + "/Beatles/Abbey Road/01.flac")
+        try scan(index)
+        XCTAssertEqual(try directories(.artist, "The Beatles"), [])
+        XCTAssertEqual(try directories(.album, "Abbey Road"), [["Beatles/Abbey Road", "New"]])
     }
 
-    /// Track and Disc are the numbers before their totals, as mpd shows them; a database of
-    /// schema 2, which kept "3/12", is brought to that.
+    /// Track and Disc are the numbers before their totals, as mpd shows them.
     func testTrackAndDiscAreKeptWithoutTheirTotals() throws {
         try Tracks.write(music + "/Album/03.flac", tags: [("TITLE", "Three"), ("TRACKNUMBER", "3/12"), ("DISCNUMBER", " 1 / 2")])
         try Tracks.write(music + "/Album/04.flac", tags: [("TITLE", "Four"), ("TRACKNUMBER", "4"), ("DISCNUMBER", "/2")])
-        var (index, _) = try makeIndex()
+        let (index, _) = try makeIndex()
         try scan(index)
-        func values(_ tag: Tag) throws -> [String] {
-            var found: [String] = []
-            let db = try Database(path: tmp.file("library.db"))
-            // Schema 2 kept the values in `tags`, the current one in `tag_values`.
-            let values = try db.integer("SELECT count(*) FROM sqlite_master WHERE name = 'tag_values'") == 1
-                ? "(SELECT value FROM tag_values WHERE id = tags.value)" : "value"
-            try db.prepare("SELECT \(values) FROM tags WHERE tag = ? ORDER BY track").rows([.integer(tag.index)]) { row in
-                found.append(row.text(0) ?? "?")
-                return true
-            }
-            return found
-        }
-        XCTAssertEqual(try values(.track), ["3", "4"])
-        XCTAssertEqual(try values(.disc), ["1"], "a disc number without its number is none")
-        XCTAssertEqual(try paths(index.catalog, [TagFilter(.tag(.track), "3")], .exact), ["Album/03.flac"])
-
-        index.stop()
-        try makeSchema3()
-        try Database(path: tmp.file("library.db")).execute("""
-            UPDATE tags SET value = '3/12' WHERE tag = \(Tag.track.index) AND value = '3';
-            INSERT INTO tags(track, tag, seq, value, sort, own)
-                SELECT track, \(Tag.disc.index), 0, '/2', NULL, 1 FROM tags WHERE tag = \(Tag.track.index) AND value = '4';
-            PRAGMA user_version = 2
-            """)
-        XCTAssertEqual(try values(.track), ["3/12", "4"])
-        (index, _) = try makeIndex()
-        XCTAssertEqual(try Database(path: tmp.file("library.db")).integer("PRAGMA user_version"), IndexDatabase.schemaVersion)
-        XCTAssertEqual(try values(.track), ["3", "4"])
-        XCTAssertEqual(try values(.disc), ["1"])
+        let db = try Database(path: tmp.file("library.db"))
+        XCTAssertEqual(try tagIndex(db, .track).map(\.key.value), ["3", "4"])
+        XCTAssertEqual(try tagIndex(db, .disc).map(\.key.value), ["1"], "a disc number without its number is none")
+        XCTAssertEqual(try index.catalog.listDirectory("Album").songs.map { $0.tags.map(\.value) }, [["Three", "3", "1"], ["Four", "4"]])
         XCTAssertEqual(try paths(index.catalog, [TagFilter(.tag(.track), "3")], .exact), ["Album/03.flac"])
     }
 
@@ -446,9 +413,10 @@ final class IndexTests: IndexTestCase {
         XCTAssertEqual(stored.first?.entries, ["Beatles/Abbey Road/01.flac", "Mix/01.flac"])
     }
 
-    /// A database of schema 3, which wrote each track's values out in `tags`, is brought to the
-    /// current schema with every answer as it was.
-    func testADatabaseOfSchema3IsMigrated() throws {
+    /// A database of schema 5, which kept a row per track and per tag value, is brought to the
+    /// current schema with every answer as it was and every file's time kept (a rescan reads
+    /// nothing again); an older one is set aside and begun again.
+    func testADatabaseOfSchema5IsMigratedAndAnOlderOneBegunAgain() throws {
         try writeTree()
         var (index, _) = try makeIndex()
         try scan(index)
@@ -456,41 +424,49 @@ final class IndexTests: IndexTestCase {
             [try values(catalog, .albumArtist), try values(catalog, .album, groupedBy: [.albumArtist]),
              try paths(catalog, [TagFilter(.tag(.album), "Abbey Road")], .exact),
              try paths(catalog, [TagFilter(.tag(.title), "TOGETHER")], .substring),
-             try songs(catalog, [], .exact).map { $0.tags.map { "\($0.tag.rawValue)=\($0.value)" }.joined(separator: ";") }]
+             try songs(catalog, [], .exact).map { "\($0.path) \($0.modified) \($0.size) \($0.duration ?? -1) " +
+                 $0.tags.map { "\($0.tag.rawValue)=\($0.value)" }.joined(separator: ";") }]
         }
         let before = try answers(index.catalog)
+        XCTAssertEqual(before[4].count, 4)
         index.stop()
-        try makeSchema3()
+        try makeSchema5()
+        let db = try Database(path: tmp.file("library.db"))
+        XCTAssertEqual(try db.integer("SELECT count(*) FROM tracks"), 4)
         (index, _) = try makeIndex()
-        XCTAssertEqual(try Database(path: tmp.file("library.db")).integer("PRAGMA user_version"), IndexDatabase.schemaVersion)
+        XCTAssertEqual(try db.integer("PRAGMA user_version"), IndexDatabase.schemaVersion)
+        XCTAssertEqual(try db.integer("SELECT count(*) FROM sqlite_master WHERE name IN ('tracks', 'tags', 'tag_values', 'value_text')"), 0)
         XCTAssertEqual(try answers(index.catalog), before)
-        XCTAssertEqual(try scan(index).unchanged, 4)
+        let rescan = try scan(index)
+        XCTAssertEqual([rescan.unchanged, rescan.indexed, rescan.removed], [4, 0, 0])
+        XCTAssertEqual(try answers(index.catalog), before)
+
+        index.stop()
+        try db.execute("PRAGMA user_version = 4")
+        (index, _) = try makeIndex()
+        let aside = try FileManager.default.contentsOfDirectory(atPath: tmp.path).filter { $0.hasPrefix("library.db.broken-") }
+        XCTAssertEqual(aside.filter { !$0.hasSuffix("-wal") && !$0.hasSuffix("-shm") }.count, 1, "\(aside)")
+        XCTAssertEqual(try scan(index).indexed, 4)
         XCTAssertEqual(try answers(index.catalog), before)
     }
 
-    /// A directory's songs are read from its record, made by the scan before each commit:
-    /// after a first scan and after every kind of change, each directory has one, and it holds
-    /// what the tables hold. A record that is damaged or not made yet is read from the tables.
-    func testEachDirectorysSongsAreOneRecordThatFollowsItsTracks() throws {
+    /// A directory's songs are one record and the tag index names the directories of each
+    /// value: after a first scan and after every kind of change made by rescans, both are what
+    /// a first scan of the same files into an empty library makes. A damaged record is read
+    /// as no songs, and the next scan reads its directory's files again.
+    func testRescansKeepTheRecordsAndTagIndexAFirstScanMakes() throws {
         try writeTree()
         let (index, _) = try makeIndex()
         try scan(index)
         let db = try Database(path: tmp.file("library.db"))
-        let directories = ["", "Beatles", "Beatles/Abbey Road", "Beatles/Let It Be", "Aretha", "Aretha/Lady Soul", "Mix"]
-        func fromTables(_ directory: String) throws -> [LibrarySong] {
-            var songs: [LibrarySong] = []
-            let id = try db.integer("SELECT id FROM directories WHERE path = ?", .text(directory))
-            try db.prepare(ListingRecord.songsOfDirectory).rows([.integer(id ?? -1)]) { row in
-                songs.append(IndexCatalog.song(row))
-                return true
-            }
-            return songs
-        }
+        var fresh = 0
         func check(_ what: String) throws {
-            XCTAssertEqual(try db.integer("SELECT count(*) FROM directories WHERE listing IS NULL"), 0, what)
-            for directory in directories where try db.integer("SELECT count(*) FROM directories WHERE path = ?", .text(directory)) == 1 {
-                XCTAssertEqual(try index.catalog.listDirectory(directory).songs, try fromTables(directory), "\(what): \(directory)")
-            }
+            fresh += 1
+            let other = try makeIndex(database: tmp.file("fresh\(fresh).db")).0
+            try scan(other)
+            let otherDB = try Database(path: tmp.file("fresh\(fresh).db"))
+            XCTAssertEqual(try contents(db), try contents(otherDB), what)
+            other.stop()
         }
         try check("first scan")
         XCTAssertEqual(try index.catalog.listDirectory("Beatles/Abbey Road").songs.map { $0.tags.first { $0.tag == .title }?.value },
@@ -502,7 +478,8 @@ final class IndexTests: IndexTestCase {
         try Tracks.write(music + "/Beatles/Let It Be/03.flac", tags: [("TITLE", "Maggie Mae"), ("ALBUM", "Let It Be")])
         try FileManager.default.removeItem(atPath: music + "/Mix")
         try FileManager.default.removeItem(atPath: music + "/Aretha/Lady Soul/01.flac")
-        try scan(index)
+        let figures = try scan(index)
+        XCTAssertEqual([figures.indexed, figures.unchanged, figures.removed], [2, 1, 2])
         try check("rescan")
         XCTAssertEqual(try index.catalog.listDirectory("Beatles/Abbey Road").songs.map { $0.tags.first { $0.tag == .title }?.value },
                        ["Come Together", "Something Else"])
@@ -510,19 +487,20 @@ final class IndexTests: IndexTestCase {
         XCTAssertEqual(try index.catalog.listDirectory("Aretha/Lady Soul").songs, [])
         XCTAssertThrowsError(try index.catalog.listDirectory("Mix"))
 
-        // One file scanned on its own.
+        // One file scanned on its own, then gone and scanned on its own.
         try Tracks.write(music + "/Aretha/Lady Soul/01.flac", tags: [("TITLE", "Chain of Fools"), ("ALBUM", "Lady Soul")])
         try scan(index, "Aretha/Lady Soul/01.flac")
         try check("one file")
         XCTAssertEqual(try index.catalog.listDirectory("Aretha/Lady Soul").songs.map(\.path), ["Aretha/Lady Soul/01.flac"])
+        try FileManager.default.removeItem(atPath: music + "/Beatles/Let It Be/03.flac")
+        XCTAssertEqual(try scan(index, "Beatles/Let It Be/03.flac").removed, 1)
+        try check("one file gone")
 
-        // Damaged, and not made yet: read from the tables all the same.
-        let expected = try fromTables("Beatles/Abbey Road")
+        // Damaged: no songs, until a scan reads the directory's files again.
         try db.execute("UPDATE directories SET listing = x'05789c00' WHERE path = 'Beatles/Abbey Road'")
-        XCTAssertEqual(try index.catalog.listDirectory("Beatles/Abbey Road").songs, expected)
-        try db.execute("UPDATE directories SET listing = NULL WHERE path = 'Beatles/Abbey Road'")
-        XCTAssertEqual(try index.catalog.listDirectory("Beatles/Abbey Road").songs, expected)
-        XCTAssertEqual(expected.count, 2)
+        XCTAssertEqual(try index.catalog.listDirectory("Beatles/Abbey Road").songs, [])
+        XCTAssertEqual(try scan(index).indexed, 2)
+        try check("damaged record")
     }
 
     /// Directories read in one snapshot are what `listDirectory` gives one at a time; a
@@ -565,55 +543,98 @@ final class IndexTests: IndexTestCase {
         }
     }
 
-    /// A database of schema 4, which kept no records, is given them when it is opened, with
-    /// every answer as it was.
-    func testADatabaseOfSchema4IsGivenItsRecords() throws {
-        try writeTree()
-        var (index, _) = try makeIndex()
-        try scan(index)
-        func listings(_ catalog: any LibraryCatalog) throws -> [[LibrarySong]] {
-            try ["", "Beatles/Abbey Road", "Aretha/Lady Soul", "Mix"].map { try catalog.listDirectory($0).songs }
+    /// Every directory's songs and every tag's values with their directories, by path.
+    func contents(_ db: Database) throws -> [String] {
+        var out: [String] = []
+        try db.prepare("SELECT path, listing, songs, play_time FROM directories ORDER BY path").rows([]) { row in
+            let songs = row.isNull(1) ? [] : row.withBlob(1, ListingRecord.entries) ?? []
+            out.append("\(row.text(0) ?? "?"): \(row.integer(2)) \(row.real(3)) " + songs.map { entry in
+                "\(entry.song.path) \(entry.modifiedNanoseconds) \(entry.song.tags.map { "\($0.tag.rawValue)=\($0.value)" })"
+            }.joined(separator: ", "))
+            return true
         }
-        let before = try listings(index.catalog)
-        XCTAssertEqual(before.map(\.count), [0, 2, 1, 1])
-        index.stop()
-        try makeSchema4()
+        for tag in Tag.ordered {
+            for entry in try tagIndex(db, tag) {
+                out.append("\(tag.rawValue) \(entry.key.value) \(entry.key.sort): " + (try entry.directories.map { try directoryPath(db, $0) }).joined(separator: ", "))
+            }
+        }
+        return out
+    }
+
+    /// The database as schema 5 had it: a row per track and per tag value of a track, a
+    /// search index over the values, records of another format.
+    func makeSchema5() throws {
         let db = try Database(path: tmp.file("library.db"))
-        XCTAssertEqual(try db.integer("SELECT count(*) FROM pragma_table_info('directories') WHERE name = 'listing'"), 0)
-        (index, _) = try makeIndex()
-        XCTAssertEqual(try db.integer("PRAGMA user_version"), IndexDatabase.schemaVersion)
-        XCTAssertEqual(try db.integer("SELECT count(*) FROM directories WHERE listing IS NULL"), 0)
-        XCTAssertEqual(try listings(index.catalog), before)
-        XCTAssertEqual(try scan(index).unchanged, 4)
-        XCTAssertEqual(try listings(index.catalog), before)
-    }
-
-    /// The database as schema 4 had it: no records of directories' songs.
-    func makeSchema4() throws {
-        try Database(path: tmp.file("library.db")).execute("""
-            DROP TRIGGER tracks_added; DROP TRIGGER tracks_changed; DROP TRIGGER tracks_removed;
-            DROP INDEX directories_unlisted;
-            ALTER TABLE directories DROP COLUMN listing;
-            PRAGMA user_version = 4
-            """)
-    }
-
-    /// The database as schema 3 had it: each track's tag values written out in `tags`, and a
-    /// search index that kept its own copy of them.
-    func makeSchema3() throws {
-        try makeSchema4()
-        let searched = IndexDatabase.searchedTags.map { String($0.index) }.joined(separator: ", ")
-        try Database(path: tmp.file("library.db")).execute("""
-            CREATE TABLE tags_3(track INTEGER NOT NULL, tag INTEGER NOT NULL, seq INTEGER NOT NULL, value TEXT NOT NULL,
+        var directories: [(id: Int, entries: [ListingRecord.Entry])] = []
+        try db.prepare("SELECT id, listing FROM directories WHERE listing IS NOT NULL").rows([]) { row in
+            directories.append((row.integer(0), row.withBlob(1, ListingRecord.entries) ?? []))
+            return true
+        }
+        try db.execute("""
+            DROP TABLE tag_index;
+            ALTER TABLE directories DROP COLUMN songs; ALTER TABLE directories DROP COLUMN play_time;
+            UPDATE directories SET listing = x'00';
+            CREATE TABLE tracks(id INTEGER PRIMARY KEY, path TEXT NOT NULL UNIQUE, directory INTEGER NOT NULL,
+                size INTEGER NOT NULL, modified INTEGER NOT NULL, modified_ns INTEGER NOT NULL, rate INTEGER NOT NULL,
+                bits INTEGER NOT NULL, channels INTEGER NOT NULL, duration REAL, track_total INTEGER, disc_total INTEGER,
+                rg_track_gain REAL, rg_track_peak REAL, rg_album_gain REAL, rg_album_peak REAL,
+                has_picture INTEGER NOT NULL, available INTEGER NOT NULL DEFAULT 1);
+            CREATE INDEX tracks_directory ON tracks(directory);
+            CREATE INDEX directories_unlisted ON directories(id) WHERE listing IS NULL;
+            CREATE TRIGGER tracks_added AFTER INSERT ON tracks BEGIN
+                UPDATE directories SET listing = NULL WHERE id = NEW.directory AND listing IS NOT NULL; END;
+            CREATE TABLE tag_values(id INTEGER PRIMARY KEY, tag INTEGER NOT NULL, value TEXT NOT NULL);
+            CREATE UNIQUE INDEX tag_values_key ON tag_values(tag, value);
+            CREATE TABLE tags(track INTEGER NOT NULL, tag INTEGER NOT NULL, seq INTEGER NOT NULL, value INTEGER NOT NULL,
                 sort TEXT, own INTEGER NOT NULL, PRIMARY KEY(track, tag, seq)) WITHOUT ROWID;
-            INSERT INTO tags_3 SELECT g.track, g.tag, g.seq, v.value, g.sort, g.own FROM tags g JOIN tag_values v ON v.id = g.value;
-            DROP TABLE value_text; DROP VIEW searched_values; DROP TABLE tags; DROP TABLE tag_values;
-            ALTER TABLE tags_3 RENAME TO tags;
-            CREATE INDEX tags_value ON tags(tag, value);
-            CREATE VIRTUAL TABLE value_text USING fts5(value, tag UNINDEXED, tokenize = 'trigram');
-            INSERT INTO value_text(value, tag) SELECT DISTINCT value, tag FROM tags WHERE tag IN (\(searched));
-            PRAGMA user_version = 3
+            CREATE INDEX tags_value ON tags(value, sort);
+            CREATE VIEW searched_values AS SELECT id, value FROM tag_values WHERE tag IN (0, 2, 4, 6, 13, 15);
+            CREATE VIRTUAL TABLE value_text USING fts5(
+                value, content = 'searched_values', content_rowid = 'id', columnsize = 0, tokenize = 'trigram');
+            PRAGMA user_version = 5
             """)
+        let track = try db.prepare("""
+            INSERT INTO tracks(path, directory, size, modified, modified_ns, rate, bits, channels, duration,
+                rg_track_gain, rg_track_peak, rg_album_gain, rg_album_peak, has_picture)
+            VALUES(?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?, ?)
+            """)
+        let value = try db.prepare("INSERT OR IGNORE INTO tag_values(tag, value) VALUES(?, ?)")
+        let tagRow = try db.prepare("""
+            INSERT INTO tags(track, tag, seq, value, sort, own)
+            SELECT ?, ?, ?, id, ?, ? FROM tag_values WHERE tag = ? AND value = ?
+            """)
+        func optional(_ x: Double?) -> SQLValue { x.map { .real($0) } ?? .null }
+        for (id, entries) in directories {
+            for entry in entries {
+                let song = entry.song
+                try track.run(.text(song.path), .integer(id), .integer(song.size), .integer(song.modified),
+                              .integer(entry.modifiedNanoseconds), .integer(song.sampleRate), .integer(song.bitsPerSample),
+                              .integer(song.channels), optional(song.duration), optional(song.replayGain.trackGain),
+                              optional(song.replayGain.trackPeak), optional(song.replayGain.albumGain),
+                              optional(song.replayGain.albumPeak), .integer(song.hasPicture ? 1 : 0))
+                let trackID = db.lastInsertRowID
+                for (seq, row) in IndexedTrack.rows(song.tags).enumerated() {
+                    try value.run(.integer(row.tag.index), .text(row.value))
+                    try tagRow.run(.integer(trackID), .integer(row.tag.index), .integer(seq),
+                                   row.sort == row.value ? .null : .text(row.sort), .integer(row.own ? 1 : 0),
+                                   .integer(row.tag.index), .text(row.value))
+                }
+            }
+        }
+        try db.execute("INSERT INTO value_text(value_text) VALUES('rebuild')")
+    }
+
+    func tagIndex(_ db: Database, _ tag: Tag) throws -> [TagIndex.Entry] {
+        try TagIndex.read(tag, db.prepare(TagIndex.selectSQL), database: db.path)
+    }
+
+    func directoryPath(_ db: Database, _ id: Int) throws -> String {
+        var path = "?"
+        try db.prepare("SELECT path FROM directories WHERE id = ?").rows([.integer(id)]) { row in
+            path = row.text(0) ?? "?"
+            return false
+        }
+        return path
     }
 
 }

@@ -6,10 +6,21 @@ import XCTest
 /// A directory's record of its songs: every field back as it went in, and a damaged record
 /// read as none rather than as wrong songs.
 final class ListingRecordTests: XCTestCase {
-    private func roundTrip(_ songs: [LibrarySong], file: StaticString = #filePath, line: UInt = #line) {
-        let record = ListingRecord.record(songs)
-        let back = record.withUnsafeBytes { ListingRecord.songs($0) }
-        XCTAssertEqual(back, songs, file: file, line: line)
+    /// Each song's record entry, its time in nanoseconds `nanoseconds(n)` (its `modified`
+    /// made the whole seconds of that), through a record and back.
+    private func roundTrip(_ songs: [LibrarySong], nanoseconds: (Int) -> Int = { $0 * 1_000_000_000 + 123_456_789 },
+                           file: StaticString = #filePath, line: UInt = #line) {
+        let entries = songs.enumerated().map { n, song in
+            var song = song
+            let ns = nanoseconds(n)
+            song.modified = ListingRecord.seconds(ns)
+            return ListingRecord.Entry(song: song, modifiedNanoseconds: ns)
+        }
+        let record = ListingRecord.record(entries)
+        let back = record.withUnsafeBytes { ListingRecord.entries($0) }
+        XCTAssertEqual(back?.map(\.song), entries.map(\.song), file: file, line: line)
+        XCTAssertEqual(back?.map(\.modifiedNanoseconds), entries.map(\.modifiedNanoseconds), file: file, line: line)
+        XCTAssertEqual(record.withUnsafeBytes { ListingRecord.songs($0) }, entries.map(\.song), file: file, line: line)
     }
 
     /// Every combination of the optional figures and flags, each with a value that needs all of
@@ -21,17 +32,23 @@ final class ListingRecordTests: XCTestCase {
             func real(_ n: Int) -> Double? { mask & (1 << n) != 0 ? reals[n] : nil }
             songs.append(LibrarySong(
                 path: "A/\(mask).flac", tags: [(.title, "T\(mask)")], duration: real(0), sampleRate: 44_100 + mask,
-                bitsPerSample: 16, channels: 2, size: mask << 40, modified: mask % 2 == 0 ? mask * 1_000_000_007 : -mask,
-                hasPicture: mask & 32 != 0, isAvailable: mask & 64 != 0,
+                bitsPerSample: 16, channels: 2, size: mask << 40, hasPicture: mask & 32 != 0,
                 replayGain: ReplayGain(trackGain: real(1), trackPeak: real(2), albumGain: real(3), albumPeak: real(4))))
         }
-        roundTrip(songs)
+        // Times before 1970 and after, on a second and between two.
+        roundTrip(songs) { n in n % 2 == 0 ? n * 1_000_000_007 : -n * 999_999_999 - n }
+    }
+
+    /// Whole seconds of a time in nanoseconds are rounded down, before 1970 too.
+    func testSecondsOfATimeRoundDown() {
+        XCTAssertEqual([0, 1, 999_999_999, 1_000_000_000, -1, -999_999_999, -1_000_000_000, -1_000_000_001, Int.min, Int.max].map(ListingRecord.seconds),
+                       [0, 0, 0, 1, -1, -1, -1, -2, Int.min / 1_000_000_000 - 1, Int.max / 1_000_000_000])
     }
 
     func testNumbersAtTheirLimitsComeBack() {
         for number in [0, 1, 127, 128, 16_383, 16_384, Int(Int32.max), Int.max, Int.min, -1] {
-            roundTrip([LibrarySong(path: "x", sampleRate: number, bitsPerSample: number, channels: number, size: number,
-                                   modified: number)])
+            roundTrip([LibrarySong(path: "x", sampleRate: number, bitsPerSample: number, channels: number, size: number)],
+                      nanoseconds: { _ in number })
             var bytes: [UInt8] = []
             ListingRecord.appendVarint(number, to: &bytes)
             XCTAssertLessThanOrEqual(bytes.count, 10)
@@ -61,7 +78,7 @@ final class ListingRecordTests: XCTestCase {
     /// (or, where the change still makes a whole record, some songs; never a crash).
     func testADamagedRecordIsReadAsNone() {
         let songs = (0..<4).map { LibrarySong(path: "D/\($0).flac", tags: [(.title, "T\($0)"), (.genre, "G")], duration: 2.5) }
-        let record = ListingRecord.record(songs)
+        let record = ListingRecord.record(songs.map { ListingRecord.Entry(song: $0, modifiedNanoseconds: 0) })
         for length in 0..<record.count {
             XCTAssertNil(Array(record[..<length]).withUnsafeBytes { ListingRecord.songs($0) }, "cut at \(length)")
         }

@@ -95,116 +95,138 @@ final class IndexCatalog: LibraryCatalog, @unchecked Sendable {
                 listing.directories.append(.init(path: row.text(0) ?? "", modified: row.integer(1)))
                 return true
             }
-        if let recorded {
-            listing.songs = recorded
-        } else {
-            // Its record is being made again (a scan has not committed yet), or unreadable.
-            try reader.statement(ListingRecord.songsOfDirectory).rows([.integer(id)]) { row in
-                listing.songs.append(Self.song(row))
-                return true
-            }
-        }
+        listing.songs = recorded ?? []
         return listing
     }
 
     @discardableResult
     func songs(_ query: SongQuery, _ each: (LibrarySong) -> Bool) throws(CommandFailure) -> Int {
-        let (condition, values) = try Self.condition(query.filters, query.matching)
-        return try self.query { reader throws(SQLiteError) -> Int in
-            let db = reader.db
-            var sql = Self.songSelect + " WHERE \(condition) ORDER BY t.path"
-            let window = query.window ?? 0..<Int.max
-            if query.window != nil { sql += " LIMIT \(window.count) OFFSET \(window.lowerBound)" }
-            var read = 0, stopped = false
-            try db.prepare(sql).rows(values) { row in
-                read += 1
-                stopped = !each(Self.song(row))
-                return !stopped
+        try reading { reader, matcher throws(CommandFailure) -> Int in
+            // Found directory by directory, handed out in the order of their paths (byte by
+            // byte, as a listing sorts): the matches are kept as places, their songs read again.
+            var found: [(path: String, directory: Int, index: Int)] = []
+            try Self.forEachMatch(matcher, reader) { directory, index, song, _ in
+                found.append((song.path, directory, index))
             }
-            // The list was read to its end: where it ended is how many there are. Otherwise
-            // (a full page, nothing past the offset, or `each` stopped) they are counted.
-            if !stopped && read < window.count && (read > 0 || window.lowerBound == 0) { return window.lowerBound + read }
-            return try db.integer("SELECT count(*) FROM tracks t WHERE \(condition)", values) ?? 0
-        }
+            found.sort { $0.path.utf8.lexicographicallyPrecedes($1.path.utf8) }
+            let window = query.window.map { $0.clamped(to: 0..<found.count) } ?? 0..<found.count
+            var held: (directory: Int, songs: [LibrarySong])?
+            for place in found[window] {
+                if held?.directory != place.directory {
+                    held = (place.directory, try Self.songs(ofDirectory: place.directory, reader))
+                }
+                guard let songs = held?.songs, songs.indices.contains(place.index) else { continue }
+                if !each(songs[place.index]) { break }
+            }
+            return found.count
+        } matching: { (query.filters, query.matching) }
     }
 
     func values(of tag: Tag, filters: [TagFilter], groupedBy groups: [Tag], _ each: ([String]) -> Bool) throws(CommandFailure) {
-        let (condition, values) = try Self.condition(filters, .exact)
-        var select: [String] = []
-        var joins: [String] = []
-        var order: [String] = []
-        for (n, group) in groups.enumerated() {
-            joins.append("""
-                LEFT JOIN tags g\(n) ON g\(n).track = v.track AND g\(n).tag = \(group.index)
-                LEFT JOIN tag_values gv\(n) ON gv\(n).id = g\(n).value
-                """)
-            select.append("coalesce(gv\(n).value, '')")
-            order += ["min(coalesce(g\(n).sort, gv\(n).value, ''))", "coalesce(gv\(n).value, '')"]
-        }
-        select.append("vv.value")
-        order += ["min(coalesce(v.sort, vv.value))", "vv.value"]
-        // Unfiltered, a value's tracks are checked against the few unavailable ones (an index
-        // of them alone), not each looked up in `tracks`.
-        let restriction = filters.isEmpty
-            ? "AND v.track NOT IN (SELECT id FROM tracks WHERE available = 0)"
-            : "AND v.track IN (SELECT t.id FROM tracks t WHERE \(condition))"
-        let sql = """
-            SELECT \(select.joined(separator: ", ")) FROM tag_values vv JOIN tags v ON v.value = vv.id
-            \(joins.joined(separator: " "))
-            WHERE vv.tag = \(tag.index) \(restriction)
-            GROUP BY \(select.joined(separator: ", ")) ORDER BY \(order.joined(separator: ", "))
-            """
-        try query { reader throws(SQLiteError) in
-            let db = reader.db
-            let columns = Int32(groups.count + 1)
-            try db.prepare(sql).rows(values) { row in
-                each((0..<columns).map { row.text($0) ?? "" })
+        try reading { reader, matcher throws(CommandFailure) in
+            if filters.isEmpty && groups.isEmpty && !TagIndex.hashedTags.contains(tag) {
+                // The tag's row alone, in its order: a value sorted two ways comes first where
+                // it sorts first.
+                let unavailable = try Self.unavailableDirectories(reader)
+                var given = Set<String>()
+                for entry in try Self.entries(of: tag, reader) {
+                    guard unavailable.isEmpty || entry.directories.contains(where: { !unavailable.contains($0) }),
+                          given.insert(entry.key.value).inserted else { continue }
+                    if !each([entry.key.value]) { return }
+                }
+                return
             }
-        }
+            // Each combination of the groups' values and the tag's, in the order of what
+            // sorts them (the least of a value's sorts), group by group.
+            var rows: [[String]: [String]] = [:]
+            try Self.forEachMatch(matcher, reader) { _, _, _, tagRows in
+                let values = tagRows.filter { $0.tag == tag }
+                guard !values.isEmpty else { return }
+                var combinations: [(values: [String], sorts: [String])] = [([], [])]
+                for group in groups {
+                    var these = tagRows.filter { $0.tag == group }.map { ($0.value, $0.sort) }
+                    if these.isEmpty { these = [("", "")] }
+                    combinations = combinations.flatMap { c in these.map { (c.values + [$0.0], c.sorts + [$0.1]) } }
+                }
+                for c in combinations {
+                    for value in values {
+                        let key = c.values + [value.value]
+                        let sorts = c.sorts + [value.sort]
+                        if let known = rows[key] {
+                            rows[key] = zip(known, sorts).map { $0.utf8.lexicographicallyPrecedes($1.utf8) ? $0 : $1 }
+                        } else {
+                            rows[key] = sorts
+                        }
+                    }
+                }
+            }
+            let ordered = rows.sorted { a, b in
+                for n in a.key.indices {
+                    if a.value[n] != b.value[n] { return a.value[n].utf8.lexicographicallyPrecedes(b.value[n].utf8) }
+                    if a.key[n] != b.key[n] { return a.key[n].utf8.lexicographicallyPrecedes(b.key[n].utf8) }
+                }
+                return false
+            }
+            for row in ordered where !each(row.key) { return }
+        } matching: { (filters, .exact) }
     }
 
     func count(_ filters: [TagFilter], matching: Matching, groupedBy group: Tag?) throws(CommandFailure) -> [SongCount] {
-        let (condition, values) = try Self.condition(filters, matching)
-        return try query { reader throws(SQLiteError) -> [SongCount] in
-            let db = reader.db
-            var counts: [SongCount] = []
-            if let group {
-                try db.prepare("""
-                    SELECT coalesce(gv.value, ''), count(DISTINCT t.id), total(t.duration) FROM tracks t
-                    LEFT JOIN tags g ON g.track = t.id AND g.tag = \(group.index)
-                    LEFT JOIN tag_values gv ON gv.id = g.value
-                    WHERE \(condition) GROUP BY 1 ORDER BY min(coalesce(g.sort, gv.value, '')), 1
-                    """).rows(values) { row in
-                    counts.append(SongCount(group: row.text(0) ?? "", songs: row.integer(1), playTime: row.real(2)))
-                    return true
+        try reading { reader, matcher throws(CommandFailure) -> [SongCount] in
+            guard let group else {
+                var total = SongCount(songs: 0, playTime: 0)
+                try Self.forEachMatch(matcher, reader) { _, _, song, _ in
+                    total.songs += 1
+                    total.playTime += song.duration ?? 0
                 }
-            } else {
-                let statement = try db.prepare("SELECT count(*), total(duration) FROM tracks t WHERE \(condition)")
-                try statement.bind(values)
-                if try statement.step() { counts.append(SongCount(songs: statement.integer(0), playTime: statement.real(1))) }
+                return [total]
             }
-            return counts
-        }
+            var counts: [String: (sort: String, count: SongCount)] = [:]
+            try Self.forEachMatch(matcher, reader) { _, _, song, tagRows in
+                var values: [String: String] = [:]
+                for row in tagRows where row.tag == group {
+                    if let sort = values[row.value], !row.sort.utf8.lexicographicallyPrecedes(sort.utf8) { continue }
+                    values[row.value] = row.sort
+                }
+                if values.isEmpty { values[""] = "" }
+                for (value, sort) in values {
+                    var entry = counts[value] ?? (sort, SongCount(group: value, songs: 0, playTime: 0))
+                    if sort.utf8.lexicographicallyPrecedes(entry.sort.utf8) { entry.sort = sort }
+                    entry.count.songs += 1
+                    entry.count.playTime += song.duration ?? 0
+                    counts[value] = entry
+                }
+            }
+            return counts.sorted { a, b in
+                a.value.sort != b.value.sort ? a.value.sort.utf8.lexicographicallyPrecedes(b.value.sort.utf8)
+                    : a.key.utf8.lexicographicallyPrecedes(b.key.utf8)
+            }.map(\.value.count)
+        } matching: { (filters, matching) }
     }
 
     func totals() throws(CommandFailure) -> LibraryTotals {
-        try query { reader throws(SQLiteError) -> LibraryTotals in
-            let db = reader.db
-            func distinct(_ tag: Tag) throws(SQLiteError) -> Int {
-                try db.integer("""
-                    SELECT count(DISTINCT value) FROM tags WHERE tag = \(tag.index) AND own = 1
-                    AND track IN (SELECT id FROM tracks WHERE available = 1)
-                    """) ?? 0
+        try reading { reader, _ throws(CommandFailure) -> LibraryTotals in
+            let unavailable = try Self.unavailableDirectories(reader)
+            func distinct(_ tag: Tag) throws(CommandFailure) -> Int {
+                var values = Set<String>()
+                for entry in try Self.entries(of: tag, reader)
+                where unavailable.isEmpty || entry.directories.contains(where: { !unavailable.contains($0) }) {
+                    values.insert(entry.key.value)
+                }
+                return values.count
             }
             var totals = LibraryTotals(artists: try distinct(.artist), albums: try distinct(.album))
-            let statement = try db.prepare("SELECT count(*), total(duration) FROM tracks WHERE available = 1")
-            if try statement.step() {
-                totals.songs = statement.integer(0)
-                totals.playTime = statement.real(1)
+            try Self.sql { () throws(SQLiteError) in
+                let statement = try reader.statement("SELECT total(songs), total(play_time) FROM directories WHERE available = 1")
+                try statement.rows([]) { row in
+                    totals.songs = Int(row.real(0))
+                    totals.playTime = row.real(1)
+                    return false
+                }
+                totals.lastUpdate = try reader.db.integer("SELECT value FROM meta WHERE key = 'last_update'") ?? 0
             }
-            totals.lastUpdate = try db.integer("SELECT value FROM meta WHERE key = 'last_update'") ?? 0
             return totals
-        }
+        } matching: { ([], .exact) }
     }
 
     func storedPlaylists() throws(CommandFailure) -> [StoredPlaylist] {
@@ -253,153 +275,157 @@ final class IndexCatalog: LibraryCatalog, @unchecked Sendable {
         error.isOverBudget ? CommandFailure(.badArgument, QueryBudget.refusal) : CommandFailure(.unavailable, "library database \(error)")
     }
 
-    /// The columns a `LibrarySong` is made of; `t` is the track.
-    static let songSelect = """
-        SELECT t.path, t.duration, t.rate, t.bits, t.channels, t.size, t.modified, t.has_picture, t.available,
-            t.rg_track_gain, t.rg_track_peak, t.rg_album_gain, t.rg_album_peak,
-            (SELECT group_concat(g.seq || char(31) || g.tag || char(31) || v.value, char(30))
-             FROM tags g JOIN tag_values v ON v.id = g.value WHERE g.track = t.id AND g.own = 1)
-        FROM tracks t
-        """
+    // MARK: Reading
 
-    static func song(_ row: Statement) -> LibrarySong {
-        // "seq␟tag␟value␞seq␟tag␟value…", taken apart as bytes (0x1E and 0x1F are never inside
-        // a character of UTF-8), then put in the file's order (`seq`): in SQL that order would
-        // be a sort for each song.
-        let numbered = row.withText(13) { text -> [(seq: Int, tag: Tag, value: String)] in
-            var numbered: [(seq: Int, tag: Tag, value: String)] = []
-            var start = 0
-            while start < text.count {
-                let end = text[start...].firstIndex(of: 0x1E) ?? text.count
-                defer { start = end + 1 }
-                var field = text[start..<end]
-                guard let seq = Self.number(&field), let index = Self.number(&field), let tag = Tag(index: index) else { continue }
-                numbered.append((seq, tag, String(decoding: UnsafeBufferPointer(rebasing: field), as: UTF8.self)))
+    /// Runs `body` on a connection, in one snapshot of the index, with the query's filters
+    /// made into a matcher whose time (its patterns') counts against a query's budget.
+    private func reading<T: Sendable>(
+        _ body: (Reader, SongMatcher) throws(CommandFailure) -> T, matching filters: () -> ([TagFilter], Matching)
+    ) throws(CommandFailure) -> T {
+        let budget = QueryBudget()
+        let (given, matching) = filters()
+        let matcher = try SongMatcher(given, matching, budget: budget)
+        var outcome: Result<T, CommandFailure>?
+        try query { reader throws(SQLiteError) in
+            try reader.db.execute("BEGIN")
+            defer { try? reader.db.execute("COMMIT") }
+            budget.start()
+            defer { budget.stop() }
+            do throws(CommandFailure) {
+                outcome = .success(try body(reader, matcher))
+            } catch {
+                outcome = .failure(error)
             }
-            return numbered
         }
-        let tags = numbered.sorted { $0.seq < $1.seq }.map { (tag: $0.tag, value: $0.value) }
-        return LibrarySong(
-            path: row.text(0) ?? "", tags: tags, duration: row.optionalReal(1), sampleRate: row.integer(2),
-            bitsPerSample: row.integer(3), channels: row.integer(4), size: row.integer(5), modified: row.integer(6),
-            hasPicture: row.integer(7) != 0, isAvailable: row.integer(8) != 0,
-            replayGain: ReplayGain(trackGain: row.optionalReal(9), trackPeak: row.optionalReal(10),
-                                          albumGain: row.optionalReal(11), albumPeak: row.optionalReal(12)))
+        guard let outcome else { throw CommandFailure(.unavailable, "library database: no connection answered") }
+        return try outcome.get()
     }
 
-    /// The decimal number `field` starts with, up to a 0x1F, which is taken off with it; nil
-    /// when there is none.
-    private static func number(_ field: inout Slice<UnsafeBufferPointer<UInt8>>) -> Int? {
-        guard let cut = field.firstIndex(of: 0x1F), cut > field.startIndex, cut - field.startIndex <= 9 else { return nil }
-        var number = 0
-        for digit in field[..<cut] {
-            guard (0x30...0x39).contains(digit) else { return nil }
-            number = number * 10 + Int(digit - 0x30)
-        }
-        field = field[(cut + 1)...]
-        return number
+    /// `body` with SQLite's failures made `CommandFailure`s.
+    private static func sql<T>(_ body: () throws(SQLiteError) -> T) throws(CommandFailure) -> T {
+        do throws(SQLiteError) { return try body() } catch { throw failure(error) }
     }
 
-    /// The WHERE clause over `tracks t` for `filters`, with its values.
-    static func condition(_ filters: [TagFilter], _ matching: Matching) throws(CommandFailure) -> (String, [SQLValue]) {
-        var clauses = ["t.available = 1"]
-        var values: [SQLValue] = []
-        // The filter says how much of a value it compares (the whole, a part, the beginning, a
-        // pattern); the query says whether case counts: not in a search (MPD's `search`), in
-        // everything else (`find`), whatever the filter's operator.
-        let folds = matching != .exact
-        for filter in filters {
-            let before = clauses.count
-            defer {
-                // A negated filter: every song the clause it added leaves out.
-                if filter.negated, clauses.count == before + 1 { clauses[before] = "NOT (\(clauses[before]))" }
+    private static func entries(of tag: Tag, _ reader: Reader) throws(CommandFailure) -> [TagIndex.Entry] {
+        try sql { () throws(SQLiteError) -> [TagIndex.Entry] in
+            try TagIndex.read(tag, reader.statement(TagIndex.selectSQL), database: reader.db.path)
+        }
+    }
+
+    private static func unavailableDirectories(_ reader: Reader) throws(CommandFailure) -> Set<Int> {
+        try sql { () throws(SQLiteError) -> Set<Int> in
+            var ids = Set<Int>()
+            try reader.statement("SELECT id FROM directories WHERE available = 0").rows([]) { row in
+                ids.insert(row.integer(0))
+                return true
             }
-            switch (filter.key, filter.matching ?? matching) {
-            case (.base, _):
-                let base = trimmed(filter.value)
-                guard !base.isEmpty else { continue }
-                clauses.append("(t.path LIKE ? ESCAPE '\\')")
-                values.append(.text(likeEscaped(base) + "/%"))
-            case (.file, .exact):
-                clauses.append(folds ? "t.path = ? COLLATE NOCASE" : "t.path = ?")
-                values.append(.text(trimmed(filter.value)))
-            case (.file, .substring) where !folds:
-                clauses.append("instr(t.path, ?) > 0")
-                values.append(.text(filter.value))
-            case (.file, .substring):
-                clauses.append("t.path LIKE ? ESCAPE '\\'")
-                values.append(.text("%" + likeEscaped(filter.value) + "%"))
-            case (.tag, .exact), (.anyTag, .exact):
-                clauses.append(tracks(filter.key, "value = ?\(folds ? " COLLATE NOCASE" : "")"))
-                values.append(.text(filter.value))
-            case (.tag, .substring) where !folds, (.anyTag, .substring) where !folds:
-                // Case counts (MPD's find with contains): no index to help, but a find seldom asks.
-                clauses.append(tracks(filter.key, "instr(value, ?) > 0"))
-                values.append(.text(filter.value))
-            case (.tag(let tag), .substring):
-                if filter.value.unicodeScalars.count >= 3, IndexDatabase.searchedTags.contains(tag) {
-                    // The trigram index: substrings of three characters or more, case folded.
-                    clauses.append(tracks(filter.key, "id IN (SELECT rowid FROM value_text WHERE value_text MATCH ?)", byID: true))
-                    values.append(.text("value : \(phrase(filter.value))"))
-                } else {
-                    clauses.append(tracks(filter.key, "value LIKE ? ESCAPE '\\'"))
-                    values.append(.text("%" + likeEscaped(filter.value) + "%"))
+            return ids
+        }
+    }
+
+    private static func songs(ofDirectory id: Int, _ reader: Reader) throws(CommandFailure) -> [LibrarySong] {
+        try sql { () throws(SQLiteError) -> [LibrarySong] in
+            var songs: [LibrarySong] = []
+            try reader.statement("SELECT listing FROM directories WHERE id = ? AND listing IS NOT NULL").rows([.integer(id)]) { row in
+                songs = row.withBlob(0, ListingRecord.songs) ?? []
+                return false
+            }
+            return songs
+        }
+    }
+
+    /// Every song of an available directory that matches, with its directory, its place in
+    /// the directory's record and its tag rows. The directories read are those the tag index
+    /// names for the values each filter on a tag takes, and the one holding the file a filter
+    /// names exactly (all of them, when no such filter), under `base`'s directory when there
+    /// is one.
+    private static func forEachMatch(
+        _ matcher: SongMatcher, _ reader: Reader, _ body: (Int, Int, LibrarySong, [TagRow]) throws(CommandFailure) -> Void
+    ) throws(CommandFailure) {
+        var named: Set<Int>?
+        var under: String?
+        for condition in matcher.conditions where !condition.filter.negated {
+            let tags: [Tag]
+            // A hashed tag's row answers only whether a value is there exactly (`TagIndex`).
+            let exact = condition.mode == .exact && !matcher.folds
+            switch condition.filter.key {
+            case .tag(let tag):
+                if TagIndex.hashedTags.contains(tag) && !exact { continue }
+                tags = [tag]
+            case .anyTag:
+                if !exact { continue }
+                tags = Tag.ordered
+            case .base:
+                under = condition.wanted
+                continue
+            case .file:
+                guard condition.mode == .exact, !matcher.folds else { continue }
+                let parent = IndexScan.parent(of: condition.wanted)
+                var these = Set<Int>()
+                try sql { () throws(SQLiteError) in
+                    try reader.statement("SELECT id FROM directories WHERE path = ?").rows([.text(parent)]) { row in
+                        these.insert(row.integer(0))
+                        return false
+                    }
                 }
-            case (.anyTag, .substring):
-                clauses.append(tracks(filter.key, "value LIKE ? ESCAPE '\\'"))
-                values.append(.text("%" + likeEscaped(filter.value) + "%"))
-            case (.file, .prefix):
-                // substr counts characters (code points), as SQLite does.
-                clauses.append(folds ? "t.path LIKE ? ESCAPE '\\'" : "substr(t.path, 1, \(filter.value.unicodeScalars.count)) = ?")
-                values.append(.text(folds ? likeEscaped(filter.value) + "%" : filter.value))
-            case (.tag, .prefix), (.anyTag, .prefix):
-                let comparison = folds ? "value LIKE ? ESCAPE '\\'" : "substr(value, 1, \(filter.value.unicodeScalars.count)) = ?"
-                clauses.append(tracks(filter.key, comparison))
-                values.append(.text(folds ? likeEscaped(filter.value) + "%" : filter.value))
-            case (_, .regularExpression) where Database.regularExpressionProblem(filter.value, ignoringCase: folds) != nil:
-                let problem = Database.regularExpressionProblem(filter.value, ignoringCase: folds) ?? ""
-                throw CommandFailure(.badArgument, "regular expression refused: \(problem)")
-            case (.file, .regularExpression):
-                clauses.append("\(folds ? "regexp_i" : "regexp")(?, t.path)")
-                values.append(.text(filter.value))
-            case (.tag, .regularExpression), (.anyTag, .regularExpression):
-                clauses.append(tracks(filter.key, "\(folds ? "regexp_i" : "regexp")(?, value)"))
-                values.append(.text(filter.value))
+                named = named.map { $0.intersection(these) } ?? these
+                continue
+            }
+            var these = Set<Int>()
+            for tag in tags {
+                if TagIndex.hashedTags.contains(tag) {
+                    let hash = TagIndex.hashed(condition.wanted)
+                    for entry in try entries(of: tag, reader) where entry.key.value == hash { these.formUnion(entry.directories) }
+                    continue
+                }
+                for entry in try entries(of: tag, reader) where try matcher.compare(condition, entry.key.value) {
+                    these.formUnion(entry.directories)
+                }
+            }
+            named = named.map { $0.intersection(these) } ?? these
+        }
+        let prefix = under.map { $0 + "/" }
+        func take(_ id: Int, _ path: String, _ record: UnsafeRawBufferPointer) throws(CommandFailure) {
+            if let under, let prefix, path != under, !SongMatcher.hasPrefix(path, prefix) { return }
+            guard !matcher.budget.isSpent else { throw CommandFailure(.badArgument, QueryBudget.refusal) }
+            guard let songs = ListingRecord.songs(record) else { return }
+            for (index, song) in songs.enumerated() {
+                let rows = IndexedTrack.rows(song.tags)
+                if try matcher.matches(song, rows: rows) { try body(id, index, song, rows) }
             }
         }
-        return (clauses.joined(separator: " AND "), values)
-    }
-
-    /// The clause taking the tracks that have a value of `key` for which `comparison` (over
-    /// `tag_values.value`) holds: one of the tag's values, or (any tag) one the file has itself.
-    /// `byID`: `comparison` names the values' ids (the search index's), which are looked up
-    /// one by one and their tag checked, not found among every value of the tag (SQLite takes
-    /// the tag's index otherwise: a search for a title went through all 11,000 of them).
-    static func tracks(_ key: FilterKey, _ comparison: String, byID: Bool = false) -> String {
-        if case .tag(let tag) = key {
-            return "t.id IN (SELECT track FROM tags WHERE value IN (SELECT id FROM tag_values WHERE \(byID ? "+" : "")tag = \(tag.index) AND \(comparison)))"
+        var failure: CommandFailure?
+        try sql { () throws(SQLiteError) in
+            func each(_ row: Statement, id: Int, path: String) -> Bool {
+                row.withBlob(1) { record in
+                    do throws(CommandFailure) { try take(id, path, record) } catch { failure = error }
+                }
+                return failure == nil
+            }
+            if let named {
+                let select = try reader.statement("SELECT path, listing FROM directories WHERE id = ? AND available = 1 AND listing IS NOT NULL")
+                for id in named.sorted() where failure == nil {
+                    try select.rows([.integer(id)]) { row in each(row, id: id, path: row.text(0) ?? "") }
+                }
+            } else if let under, !under.isEmpty {
+                // The directory and those under it: paths from "base/" up to "base0" ("0"
+                // follows "/"), by the paths' index.
+                try reader.statement("""
+                    SELECT id, listing, path FROM directories
+                    WHERE (path = ? OR (path > ? AND path < ?)) AND available = 1 AND listing IS NOT NULL
+                    """).rows([.text(under), .text(under + "/"), .text(under + "0")]) { row in
+                    each(row, id: row.integer(0), path: row.text(2) ?? "")
+                }
+            } else {
+                try reader.statement("SELECT id, listing, path FROM directories WHERE available = 1 AND listing IS NOT NULL")
+                    .rows([]) { row in each(row, id: row.integer(0), path: row.text(2) ?? "") }
+            }
         }
-        return "t.id IN (SELECT track FROM tags WHERE own = 1 AND value IN (SELECT id FROM tag_values WHERE \(comparison)))"
-    }
-
-    /// An FTS5 phrase: the text in double quotes, its own double quotes doubled.
-    static func phrase(_ text: String) -> String {
-        "\"" + text.replacingQuotes() + "\""
+        if let failure { throw failure }
     }
 
     /// A path as the index keeps it: no leading, trailing or doubled slashes.
     static func trimmed(_ path: String) -> String {
         path.split(separator: "/", omittingEmptySubsequences: true).joined(separator: "/")
-    }
-}
-
-private extension String {
-    func replacingQuotes() -> String {
-        var out = ""
-        for c in self {
-            if c == "\"" { out.append("\"") }
-            out.append(c)
-        }
-        return out
     }
 }

@@ -1,3 +1,4 @@
+import TonearmAudio
 import TonearmControlPlane
 import TonearmSQLite
 
@@ -8,19 +9,14 @@ import Glibc
 /// The library's database: its schema, and how it is opened — a file that is not a database of
 /// ours (corrupt, foreign, or of another schema) is set aside and a new one begun.
 ///
-/// One row per directory and per track. Each distinct tag value is stored once, in
-/// `tag_values` (an album's name once, not once per track); every tag value of a track is a row
-/// of `tags` naming it by id, numbered in the file's order by `seq` (a tag may have several
-/// values), with the value that sorts it when that is another (`sort`). `value_text` is the FTS5
-/// trigram index that substring search uses for the tags people type (artist, album, title…),
-/// over their rows of `tag_values` (external content, `searched_values`: the text is not stored
-/// twice); `directories.listing` holds each directory's songs as one record (`ListingRecord`),
-/// which a listing reads instead of the tables; `failures`
-/// remembers files that could not be read, so a rescan reads them again only once they change.
-/// (Stored playlists are read from their files, `PlaylistDirectory`; the table that once copied
-/// them is dropped.)
+/// One row per directory, holding its songs as one record (`ListingRecord`) with their number
+/// and play time; one row per tag holding its distinct values and the directories that have
+/// each (`TagIndex`); `failures` remembers files that could not be read, so a rescan reads them
+/// again only once they change. (Stored playlists are read from their files,
+/// `PlaylistDirectory`.) Schema 5 kept a row per track and per tag value of a track, with a
+/// search index over the values: 15 MB for 20,000 tracks, where this takes 2.
 enum IndexDatabase {
-    static let schemaVersion = 5
+    static let schemaVersion = 6
 
     static let schema = """
         CREATE TABLE IF NOT EXISTS meta(key TEXT PRIMARY KEY, value) WITHOUT ROWID;
@@ -31,106 +27,71 @@ enum IndexDatabase {
             modified INTEGER NOT NULL DEFAULT 0,
             mount INTEGER NOT NULL DEFAULT 0,
             available INTEGER NOT NULL DEFAULT 1,
-            listing BLOB);
+            listing BLOB,
+            songs INTEGER NOT NULL DEFAULT 0,
+            play_time REAL NOT NULL DEFAULT 0);
         CREATE INDEX IF NOT EXISTS directories_parent ON directories(parent);
-        CREATE TABLE IF NOT EXISTS tracks(
-            id INTEGER PRIMARY KEY,
-            path TEXT NOT NULL UNIQUE,
-            directory INTEGER NOT NULL,
-            size INTEGER NOT NULL,
-            modified INTEGER NOT NULL,
-            modified_ns INTEGER NOT NULL,
-            rate INTEGER NOT NULL,
-            bits INTEGER NOT NULL,
-            channels INTEGER NOT NULL,
-            duration REAL,
-            track_total INTEGER,
-            disc_total INTEGER,
-            rg_track_gain REAL, rg_track_peak REAL, rg_album_gain REAL, rg_album_peak REAL,
-            has_picture INTEGER NOT NULL,
-            available INTEGER NOT NULL DEFAULT 1);
-        CREATE INDEX IF NOT EXISTS tracks_directory ON tracks(directory);
-        \(unavailableIndex);
-        \(listingTriggers)
-        \(tagTables)
+        CREATE TABLE IF NOT EXISTS tag_index(tag INTEGER PRIMARY KEY, block BLOB NOT NULL);
         CREATE TABLE IF NOT EXISTS failures(
             path TEXT PRIMARY KEY, size INTEGER NOT NULL, modified_ns INTEGER NOT NULL, reason TEXT NOT NULL);
-        DROP TABLE IF EXISTS playlists;
         """
 
-    /// A directory's record of its songs (`ListingRecord`) is emptied when a track enters it,
-    /// changes or leaves it, and made again before the writer commits; the index finds the
-    /// directories whose record is to be made.
-    static let listingTriggers = """
-        CREATE INDEX IF NOT EXISTS directories_unlisted ON directories(id) WHERE listing IS NULL;
-        CREATE TRIGGER IF NOT EXISTS tracks_added AFTER INSERT ON tracks BEGIN
-            UPDATE directories SET listing = NULL WHERE id = NEW.directory AND listing IS NOT NULL; END;
-        CREATE TRIGGER IF NOT EXISTS tracks_changed AFTER UPDATE ON tracks BEGIN
-            UPDATE directories SET listing = NULL WHERE id IN (OLD.directory, NEW.directory) AND listing IS NOT NULL; END;
-        CREATE TRIGGER IF NOT EXISTS tracks_removed AFTER DELETE ON tracks BEGIN
-            UPDATE directories SET listing = NULL WHERE id = OLD.directory AND listing IS NOT NULL; END;
-        """
-
-    /// The tracks on a medium that is not mounted, usually none: a list of values checks its
-    /// tracks against this (`open` makes it in a database made without it).
-    static let unavailableIndex = "CREATE INDEX IF NOT EXISTS tracks_unavailable ON tracks(id) WHERE available = 0"
-
-    /// The tag values and the search index over them (schema 4).
-    static let tagTables = """
-        CREATE TABLE IF NOT EXISTS tag_values(id INTEGER PRIMARY KEY, tag INTEGER NOT NULL, value TEXT NOT NULL);
-        CREATE UNIQUE INDEX IF NOT EXISTS tag_values_key ON tag_values(tag, value);
-        CREATE TABLE IF NOT EXISTS tags(
-            track INTEGER NOT NULL,
-            tag INTEGER NOT NULL,
-            seq INTEGER NOT NULL,
-            value INTEGER NOT NULL,
-            sort TEXT,
-            own INTEGER NOT NULL,
-            PRIMARY KEY(track, tag, seq)) WITHOUT ROWID;
-        CREATE VIEW IF NOT EXISTS searched_values AS SELECT id, value FROM tag_values WHERE tag IN (\(searchedList));
-        CREATE VIRTUAL TABLE IF NOT EXISTS value_text USING fts5(
-            value, content = 'searched_values', content_rowid = 'id', columnsize = 0, tokenize = 'trigram');
-        """
-
-    /// The index that finds tracks by tag value, with the value's sort beside it so that a
-    /// list of values reads nothing else. A scan into an empty library drops it and makes it
-    /// again at the end (one sort instead of 200,000 inserts in random places); `open` makes
-    /// it when a scan was stopped before.
-    static let valueIndex = "CREATE INDEX IF NOT EXISTS tags_value ON tags(value, sort)"
-
-    /// The tags people type a few letters of, whose values `value_text` indexes. Other tags
-    /// are searched without it (LIKE over their values).
-    static let searchedTags: Set<Tag> = [.artist, .album, .albumArtist, .title, .composer, .performer]
-
-    private static var searchedList: String { searchedTags.map { String($0.index) }.sorted().joined(separator: ", ") }
-
-    /// Fills `value_text` from `tag_values` at once: after a scan into an empty library, which
-    /// leaves it for the end (`pendingSearchKey` says so until then, in case the scan is cut).
-    static func fillSearchIndex(_ db: Database) throws(SQLiteError) {
-        try db.transaction { () throws(SQLiteError) in
-            try db.execute("""
-                INSERT INTO value_text(value_text) VALUES('delete-all');
-                INSERT INTO value_text(rowid, value) SELECT id, value FROM searched_values;
-                DELETE FROM meta WHERE key = '\(pendingSearchKey)'
-                """)
+    /// Schema 5 into 6: each directory's record made again from the tracks' rows (with their
+    /// times to the nanosecond, which a rescan compares), the tag index made from the records,
+    /// and the rows per track dropped. Inside the caller's transaction.
+    static func migrateFromSchema5(_ db: Database) throws(SQLiteError) {
+        try db.execute("""
+            DROP TRIGGER IF EXISTS tracks_added; DROP TRIGGER IF EXISTS tracks_changed; DROP TRIGGER IF EXISTS tracks_removed;
+            DROP INDEX IF EXISTS directories_unlisted;
+            ALTER TABLE directories ADD COLUMN songs INTEGER NOT NULL DEFAULT 0;
+            ALTER TABLE directories ADD COLUMN play_time REAL NOT NULL DEFAULT 0;
+            """)
+        let select = try db.prepare("""
+            SELECT t.path, t.duration, t.rate, t.bits, t.channels, t.size, t.modified_ns, t.has_picture,
+                t.rg_track_gain, t.rg_track_peak, t.rg_album_gain, t.rg_album_peak,
+                (SELECT group_concat(g.seq || char(31) || g.tag || char(31) || v.value, char(30))
+                 FROM tags g JOIN tag_values v ON v.id = g.value WHERE g.track = t.id AND g.own = 1)
+            FROM tracks t WHERE t.directory = ? ORDER BY t.path
+            """)
+        let update = try db.prepare("UPDATE directories SET listing = ?, songs = ?, play_time = ? WHERE id = ?")
+        var ids: [Int] = []
+        try db.prepare("SELECT id FROM directories").rows([]) { row in
+            ids.append(row.integer(0))
+            return true
         }
-    }
-
-    static let pendingSearchKey = "value_text_pending"
-
-    /// Takes out of `tag_values`, and of `value_text`, the values no track has any more.
-    static func sweepSearchIndex(_ db: Database) throws(SQLiteError) {
-        // In one transaction: `value_text` must lose exactly what `tag_values` loses.
-        try db.transaction { () throws(SQLiteError) in
-            try db.execute("""
-                CREATE TEMP TABLE IF NOT EXISTS unused_values(id INTEGER PRIMARY KEY, tag INTEGER, value TEXT);
-                DELETE FROM temp.unused_values;
-                INSERT INTO temp.unused_values SELECT id, tag, value FROM tag_values v WHERE NOT EXISTS (SELECT 1 FROM tags WHERE value = v.id);
-                INSERT INTO value_text(value_text, rowid, value) SELECT 'delete', id, value FROM temp.unused_values WHERE tag IN (\(searchedList));
-                DELETE FROM tag_values WHERE id IN (SELECT id FROM temp.unused_values);
-                DELETE FROM temp.unused_values
-                """)
+        for id in ids {
+            var entries: [ListingRecord.Entry] = []
+            try select.rows([.integer(id)]) { row in
+                // "seq␟tag␟value␞…", put in the file's order (`seq`).
+                var numbered: [(seq: Int, tag: Tag, value: String)] = []
+                for field in (row.text(12) ?? "").utf8.split(separator: 0x1E) {
+                    let parts = field.split(separator: 0x1F, maxSplits: 2, omittingEmptySubsequences: false)
+                    guard parts.count == 3, let seq = Int(String(decoding: parts[0], as: UTF8.self)),
+                          let index = Int(String(decoding: parts[1], as: UTF8.self)), let tag = Tag(index: index) else { continue }
+                    numbered.append((seq, tag, String(decoding: parts[2], as: UTF8.self)))
+                }
+                let tags = numbered.sorted { $0.seq < $1.seq }.map { (tag: $0.tag, value: $0.value) }
+                let nanoseconds = row.integer(6)
+                let song = LibrarySong(
+                    path: row.text(0) ?? "", tags: tags, duration: row.optionalReal(1), sampleRate: row.integer(2),
+                    bitsPerSample: row.integer(3), channels: row.integer(4), size: row.integer(5),
+                    modified: ListingRecord.seconds(nanoseconds), hasPicture: row.integer(7) != 0,
+                    replayGain: ReplayGain(trackGain: row.optionalReal(8), trackPeak: row.optionalReal(9),
+                                           albumGain: row.optionalReal(10), albumPeak: row.optionalReal(11)))
+                entries.append(ListingRecord.Entry(song: song, modifiedNanoseconds: nanoseconds))
+                return true
+            }
+            try update.run(.blob(ListingRecord.record(entries)), .integer(entries.count),
+                           .real(entries.reduce(0) { $0 + ($1.song.duration ?? 0) }), .integer(id))
         }
+        try db.execute("""
+            DROP TABLE IF EXISTS value_text; DROP VIEW IF EXISTS searched_values;
+            DROP TABLE IF EXISTS tags; DROP TABLE IF EXISTS tag_values; DROP TABLE IF EXISTS tracks;
+            DROP TABLE IF EXISTS playlists;
+            DELETE FROM meta WHERE key = 'value_text_pending';
+            \(schema)
+            """)
+        try TagIndex.rebuild(db)
     }
 
     /// Opens the database at `path` with the schema in place. A file that cannot be used is
@@ -183,51 +144,24 @@ enum IndexDatabase {
                 try db.execute(schema)
                 try db.execute("PRAGMA user_version=\(schemaVersion)")
             }
-        } else if (1..<schemaVersion).contains(version) {
+        } else if version == 5 {
             try db.transaction { () throws(SQLiteError) in
-                if version == 1 {
-                    // Schema 1 indexed every track's text; 2 indexes each distinct value once.
-                    try db.execute("DROP TABLE IF EXISTS track_text")
-                }
-                if version <= 2 {
-                    // Schema 3 keeps Track and Disc without their totals ("3/12" → "3").
-                    try db.execute("""
-                        UPDATE tags SET value = replace(substr(value, 1, instr(value, '/') - 1), ' ', ''), sort = NULL
-                        WHERE tag IN (\(Tag.track.index), \(Tag.disc.index)) AND instr(value, '/') > 0
-                        """)
-                    try db.execute("DELETE FROM tags WHERE tag IN (\(Tag.track.index), \(Tag.disc.index)) AND value = ''")
-                }
-                if version == 4 {
-                    // Schema 5 keeps each directory's songs as one record, made below.
-                    try db.execute("ALTER TABLE directories ADD COLUMN listing BLOB; \(schema); PRAGMA user_version=\(schemaVersion)")
-                    return
-                }
-                // Schema 4 keeps each distinct value once, in `tag_values`; the search index is
-                // made again over it.
-                try db.execute("""
-                    DROP TABLE IF EXISTS value_text;
-                    DROP INDEX IF EXISTS tags_value;
-                    ALTER TABLE tags RENAME TO tags_3;
-                    \(tagTables)
-                    INSERT INTO tag_values(tag, value) SELECT DISTINCT tag, value FROM tags_3;
-                    INSERT INTO tags(track, tag, seq, value, sort, own)
-                        SELECT t.track, t.tag, t.seq, v.id, t.sort, t.own FROM tags_3 t JOIN tag_values v ON v.tag = t.tag AND v.value = t.value;
-                    DROP TABLE tags_3;
-                    ALTER TABLE directories ADD COLUMN listing BLOB;
-                    \(schema)
-                    INSERT OR REPLACE INTO meta(key, value) VALUES('\(pendingSearchKey)', 1);
-                    PRAGMA user_version=\(schemaVersion)
-                    """)
+                try migrateFromSchema5(db)
+                try db.execute("PRAGMA user_version=\(schemaVersion)")
             }
+            // The pages the dropped tables held go back to the file system (the copy VACUUM
+            // makes goes through the log: copied in and the log cut, or the card holds both).
+            try db.execute("VACUUM")
+            try db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         } else if version != schemaVersion {
+            // Schemas 1 to 4 (before this one's first release) and other programs' files.
             throw SQLiteError(database: path, statement: nil, code: foreignSchemaCode,
                               message: "not a Tonearm library of schema \(schemaVersion) (user_version \(version), \(tables) tables)")
         }
-        try db.execute(unavailableIndex)
-        // What a scan cut short left to its end.
-        try db.execute(valueIndex)
-        if try db.integer("SELECT count(*) FROM meta WHERE key = '\(pendingSearchKey)'") == 1 { try fillSearchIndex(db) }
-        try db.transaction { () throws(SQLiteError) in try ListingRecord.makePending(db) }
+        // What a scan into an empty library cut short left to its end.
+        if try db.integer("SELECT count(*) FROM meta WHERE key = '\(TagIndex.pendingKey)'") == 1 {
+            try db.transaction { () throws(SQLiteError) in try TagIndex.rebuild(db) }
+        }
         return db
     }
 }

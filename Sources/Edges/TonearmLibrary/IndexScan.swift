@@ -32,16 +32,34 @@ struct IndexScan {
     var figures: ScanProgress
     private var pending = 0
     private var inTransaction = false
-    /// The tracks found again or stored by this scan: the others under `target` are pruned.
-    private var seenTracks = Set<Int>()
     /// The ids of the directories this scan found, by path.
     private var directoryIDs: [String: Int] = [:]
+    /// Directories whose walk has begun and not ended, by path: what their records had and
+    /// what the scan found.
+    private var walking: [String: DirectoryWork] = [:]
+    /// What the directories written since the last commit changed in the tag index.
+    private var changes = TagIndex.Changes()
     /// Directories found unmounted: what is under them stays, unavailable.
     private var unmounted: [String] = []
-    /// A scan into an empty library: the value index and `value_text` are made at the end.
+    /// A scan into an empty library: the tag index is made at the end, from every record.
     private var bulk = false
 
     static let batchSize = 1024
+
+    private struct DirectoryWork {
+        var id: Int
+        var before: [ListingRecord.Entry]
+        var songs: [String: ListingRecord.Entry]
+        var seen = Set<String>()
+        var failed = Set<String>()
+        var changed = false
+
+        init(id: Int, before: [ListingRecord.Entry]) {
+            self.id = id
+            self.before = before
+            songs = Dictionary(before.map { ($0.song.path, $0) }, uniquingKeysWith: { a, _ in a })
+        }
+    }
 
     init(root: String, target: String, db: Database, statements: IndexStatements, figures: ScanProgress,
          stopping: @escaping @Sendable () -> Bool, progress: @escaping (ScanProgress) -> Void) {
@@ -57,67 +75,49 @@ struct IndexScan {
     /// Runs the scan; returns the directories found unmounted.
     mutating func run() throws(SQLiteError) -> [String] {
         var (knownFailures, knownDirectories) = try loadKnown()
-        // Into an empty library: the value index and the search index are made once, at the end
-        // (and by the next `open` if this scan is cut short).
-        bulk = try db.integer("SELECT EXISTS(SELECT 1 FROM tracks)") == 0
-        if bulk {
-            try db.execute("""
-                DROP INDEX IF EXISTS tags_value;
-                INSERT OR REPLACE INTO meta(key, value) VALUES('\(IndexDatabase.pendingSearchKey)', 1)
-                """)
-        } else {
-            try db.execute(IndexDatabase.valueIndex)
-            // A first scan cut short left the search index to be made: made before values are
-            // added to it (and taken out of it) one by one.
-            if try db.integer("SELECT count(*) FROM meta WHERE key = '\(IndexDatabase.pendingSearchKey)'") == 1 {
-                try IndexDatabase.fillSearchIndex(db)
-            }
-        }
+        // Into an empty library: the tag index is made once, at the end (and by the next
+        // `open` if this scan is cut short).
+        bulk = try db.integer("SELECT EXISTS(SELECT 1 FROM directories WHERE listing IS NOT NULL)") == 0
+        if bulk { try db.execute("INSERT OR REPLACE INTO meta(key, value) VALUES('\(TagIndex.pendingKey)', 1)") }
         let absolute = target.isEmpty ? root : root + "/" + target
-        if let status = try? FileSystem.status(absolute) {
-            switch status.kind {
-            case .directory:
-                let left = try walk(absolute: absolute, status: status, knownFailures: knownFailures,
-                                    knownDirectories: knownDirectories)
-                (knownFailures, knownDirectories) = (left.failures, left.directories)
-            case .regular:
-                let slash = absolute.lastIndex(of: "/")!
-                if Decoders.isAudioName(target), let directory = try? OpenDirectory(String(absolute[..<slash])) {
-                    let parent = target.split(separator: "/").dropLast().joined(separator: "/")
-                    directoryIDs[parent] = try directoryID(parentOf: target)
-                    var walk = try ScanWalk(root: root, reader: db, channel: ScanChannel(), knownFailures: knownFailures,
-                                            knownDirectories: [:], mountPoints: [], stopping: stopping)
-                    let known = try statements.trackStamp(target).map {
-                        KnownTrack(id: $0.id, size: $0.size, modifiedNanoseconds: $0.modifiedNanoseconds, available: $0.available)
-                    }
-                    try apply(walk.examine(target, name: String(absolute[absolute.index(after: slash)...]), in: directory,
-                                           directoryPath: parent, status: status, known: known))
-                    knownFailures = walk.knownFailures
+        let status = try? FileSystem.status(absolute)
+        switch status?.kind {
+        case .directory?:
+            let left = try walk(absolute: absolute, status: status!, knownFailures: knownFailures,
+                                knownDirectories: knownDirectories)
+            (knownFailures, knownDirectories) = (left.failures, left.directories)
+        case .regular? where Decoders.isAudioName(target):
+            let slash = absolute.lastIndex(of: "/")!
+            if let directory = try? OpenDirectory(String(absolute[..<slash])) {
+                let parent = target.split(separator: "/").dropLast().joined(separator: "/")
+                let id = try directoryID(parentOf: target)
+                directoryIDs[parent] = id
+                let songs = try statements.entries(ofDirectory: id)
+                walking[parent] = DirectoryWork(id: id, before: songs)
+                var walk = try ScanWalk(root: root, reader: db, channel: ScanChannel(), knownFailures: knownFailures,
+                                        knownDirectories: [:], mountPoints: [], stopping: stopping)
+                let known = songs.first { $0.song.path == target }.map {
+                    KnownTrack(size: $0.song.size, modifiedNanoseconds: $0.modifiedNanoseconds)
                 }
-            case .other:
-                break
+                try apply(walk.examine(target, name: String(absolute[absolute.index(after: slash)...]), in: directory,
+                                       directoryPath: parent, status: status!, known: known))
+                try finish(parent, complete: false)
+                knownFailures = walk.knownFailures
             }
+        default:
+            // Not there (or not music) any more: a file the index has is taken out of its
+            // directory's record.
+            if !target.isEmpty, !stopping() { try remove(target) }
         }
         if !stopping() { try prune(failures: knownFailures, directories: knownDirectories) }
         try commit()
-        // Records emptied outside a batch (a song found available again, a new directory).
-        try db.transaction { () throws(SQLiteError) in try ListingRecord.makePending(db) }
         if bulk {
-            // The sort takes its memory from what the page cache gives back for the while: the
-            // daemon's peak stays where the scan left it.
-            try db.execute("PRAGMA cache_size=-256")
-            try db.execute(IndexDatabase.valueIndex)
-            try IndexDatabase.fillSearchIndex(db)
-            try db.execute("PRAGMA cache_size=-\(IndexDatabase.cacheKilobytes)")
-        } else if statements.searchIndexNeedsSweep {
-            try IndexDatabase.sweepSearchIndex(db)
-            statements.searchIndexNeedsSweep = false
+            try db.transaction { () throws(SQLiteError) in try TagIndex.rebuild(db) }
         }
-        // What the scan wrote is in the log (after a first scan, the whole library: 29 MB of
-        // log beside a 4 KB database for 20,000 tracks). Copied into the database now and the
-        // log cut to nothing: queries then read the database's pages without looking each up
-        // in the log, and the card holds the library once. It waits for a query reading the
-        // log to end (at most the connection's busy timeout; then the copy is left for later).
+        // What the scan wrote is in the log. Copied into the database now and the log cut to
+        // nothing: queries then read the database's pages without looking each up in the
+        // log, and the card holds the library once. It waits for a query reading the log to
+        // end (at most the connection's busy timeout; then the copy is left for later).
         try db.execute("PRAGMA wal_checkpoint(TRUNCATE)")
         return unmounted
     }
@@ -157,33 +157,39 @@ struct IndexScan {
     /// Puts one of the walk's findings in the index.
     private mutating func apply(_ event: ScanEvent) throws(SQLiteError) {
         switch event {
-        case let .directory(path, parent, modified, isMount, known):
+        case let .directory(path, parent, modified, isMount, known, songs):
+            let id: Int
             if let known {
-                directoryIDs[path] = known.id
-                try statements.updateDirectory.run(.integer(modified), .integer(isMount ? 1 : 0), .integer(known.id))
+                id = known.id
+                try statements.updateDirectory.run(.integer(modified), .integer(isMount ? 1 : 0), .integer(id))
                 if !known.available { try markAvailable(path) }
             } else {
                 let parentID = parent.flatMap { directoryIDs[$0] }
                 try statements.insertDirectory.run(.text(path), parentID.map { .integer($0) } ?? .null,
                                                    .integer(modified), .integer(isMount ? 1 : 0))
-                directoryIDs[path] = db.lastInsertRowID
+                id = db.lastInsertRowID
             }
+            directoryIDs[path] = id
+            walking[path] = DirectoryWork(id: id, before: songs)
+        case let .directoryDone(path, complete):
+            try finish(path, complete: complete)
         case let .unmounted(path, _):
             try markUnavailable(path)
-        case let .unchanged(id, available):
+        case let .unchanged(path, directory):
             figures.seen += 1
-            seenTracks.insert(id)
             figures.unchanged += 1
-            if !available { try statements.setTrackAvailable.run(.integer(1), .integer(id)) }
+            walking[directory]?.seen.insert(path)
         case .stillFailed:
             figures.seen += 1
             figures.failed += 1
-        case let .track(track, directory, replacing, hadFailed):
+        case let .track(track, directory, hadFailed):
             figures.seen += 1
-            guard let directoryID = directoryIDs[directory] else { return }
+            guard walking[directory] != nil else { return }
             try begin()
             if hadFailed { try statements.deleteFailure.run(.text(track.path)) }
-            seenTracks.insert(try statements.store(track, directory: directoryID, replacing: replacing, searchIndex: !bulk))
+            walking[directory]?.songs[track.path] = track.entry
+            walking[directory]?.seen.insert(track.path)
+            walking[directory]?.changed = true
             figures.indexed += 1
             try counted()
         case let .failed(path, size, modifiedNanoseconds, reason):
@@ -194,12 +200,53 @@ struct IndexScan {
         }
     }
 
+    /// A file that cannot be read: remembered with its reason; a song the index had there is
+    /// taken out when its directory's walk ends (it is not found again).
     private mutating func fail(_ path: String, size: Int, modifiedNanoseconds: Int, reason: String) throws(SQLiteError) {
         try begin()
-        if let id = try statements.trackID(path) { try statements.deleteTrack(id) }
+        walking[Self.parent(of: path)]?.failed.insert(path)
         try statements.insertFailure.run(.text(path), .integer(size), .integer(modifiedNanoseconds), .text(reason))
         figures.failed += 1
         try counted()
+    }
+
+    /// The walk of `path` is over: its record is written when its songs changed. A
+    /// `complete` walk found every file there is: the songs it did not find are gone.
+    private mutating func finish(_ path: String, complete: Bool) throws(SQLiteError) {
+        guard var work = walking.removeValue(forKey: path) else { return }
+        if complete {
+            for gone in work.songs.keys where !work.seen.contains(gone) {
+                work.songs[gone] = nil
+                work.changed = true
+                if !work.failed.contains(gone) { figures.removed += 1 }
+            }
+        }
+        guard work.changed else { return }
+        try begin()
+        let entries = Array(work.songs.values)
+        try statements.writeRecord(work.id, entries)
+        if !bulk {
+            changes.replace(directory: work.id, before: TagIndex.keys(of: work.before.map(\.song)),
+                            after: TagIndex.keys(of: entries.map(\.song)))
+        }
+        try counted()
+    }
+
+    /// Takes the song at `path` out of its directory's record, if it is there.
+    private mutating func remove(_ path: String) throws(SQLiteError) {
+        let parent = Self.parent(of: path)
+        guard let id = try statements.directoryID(parent) else { return }
+        var work = DirectoryWork(id: id, before: try statements.entries(ofDirectory: id))
+        guard work.songs.removeValue(forKey: path) != nil else { return }
+        work.changed = true
+        figures.removed += 1
+        walking[parent] = work
+        try finish(parent, complete: false)
+    }
+
+    static func parent(of path: String) -> String {
+        guard let slash = path.lastIndex(of: "/") else { return "" }
+        return String(path[..<slash])
     }
 
     // MARK: Unmounted and back
@@ -221,23 +268,6 @@ struct IndexScan {
 
     private mutating func prune(failures: [String: (size: Int, modifiedNanoseconds: Int)],
                                 directories: [String: KnownDirectory]) throws(SQLiteError) {
-        let (exact, prefix) = (target, target.isEmpty ? "" : target + "/")
-        let kept = unmounted.map { $0.isEmpty ? "" : $0 + "/" }
-        var gone: [Int] = []
-        try statements.allTracks.rows([]) { row in
-            let id = row.integer(0)
-            guard !seenTracks.contains(id), let path = row.text(1) else { return true }
-            if (target.isEmpty || path == exact || path.hasPrefix(prefix)) && !kept.contains(where: { path.hasPrefix($0) }) {
-                gone.append(id)
-            }
-            return true
-        }
-        for id in gone {
-            try begin()
-            try statements.deleteTrack(id)
-            figures.removed += 1
-            try counted()
-        }
         for (path, _) in failures {
             try begin()
             try statements.deleteFailure.run(.text(path))
@@ -245,7 +275,10 @@ struct IndexScan {
         }
         for (_, known) in directories {
             try begin()
-            try statements.deleteDirectory.run(.integer(known.id))
+            let songs = try statements.entries(ofDirectory: known.id).map(\.song)
+            figures.removed += songs.count
+            if !bulk { changes.replace(directory: known.id, before: TagIndex.keys(of: songs), after: [:]) }
+            try statements.deleteDirectory(known.id)
             try counted()
         }
     }
@@ -265,7 +298,7 @@ struct IndexScan {
 
     private mutating func commit() throws(SQLiteError) {
         if inTransaction {
-            try ListingRecord.makePending(db)
+            try changes.write(db)
             try db.execute("COMMIT")
             inTransaction = false
         }

@@ -2,40 +2,21 @@ import TonearmAudio
 import TonearmControlPlane
 import TonearmDecoding
 
-/// A track as the index keeps it: where it is, what it is, and every tag value it has.
+/// A file read by a scan, as the index keeps it: a song of its directory's record.
 struct IndexedTrack {
-    var path: String
-    var size: Int
-    var modified: Int
-    var modifiedNanoseconds: Int
-    var sampleRate: Int
-    var bitsPerSample: Int
-    var channels: Int
-    var duration: Double?
-    var trackTotal: Int?
-    var discTotal: Int?
-    var replayGain: ReplayGain
-    var hasPicture: Bool
-    /// Every tag value in the file's order, with the value that
-    /// sorts it, and whether the file has it (`own`) or it is AlbumArtist taken from Artist for
-    /// a file without one.
-    var tagRows: [(tag: Tag, value: String, sort: String, own: Bool)]
+    var entry: ListingRecord.Entry
+    var path: String { entry.song.path }
 
     init(path: String, status: FileStatus, info: TrackInfo) {
-        self.path = path
-        size = status.size
-        modified = status.modifiedSeconds
-        modifiedNanoseconds = status.modifiedSeconds * 1_000_000_000 + status.modifiedNanoseconds
-        sampleRate = info.format.sampleRate
-        bitsPerSample = info.format.bitsPerSample
-        channels = info.format.channels
-        duration = info.duration
-        trackTotal = info.trackTotal
-        discTotal = info.discTotal
-        replayGain = info.replayGain
-        hasPicture = !info.pictures.isEmpty
-        let values = Self.values(from: info.comments)
-        tagRows = Self.rows(info.comments, values)
+        var tags: [(tag: Tag, value: String)] = []
+        for (name, value) in info.comments {
+            if let tag = Self.vorbisNames[name], let value = Self.indexed(value, as: tag) { tags.append((tag, value)) }
+        }
+        let song = LibrarySong(
+            path: path, tags: tags, duration: info.duration, sampleRate: info.format.sampleRate,
+            bitsPerSample: info.format.bitsPerSample, channels: info.format.channels, size: status.size,
+            modified: status.modifiedSeconds, hasPicture: !info.pictures.isEmpty, replayGain: info.replayGain)
+        entry = ListingRecord.Entry(song: song, modifiedNanoseconds: status.modifiedSeconds * 1_000_000_000 + status.modifiedNanoseconds)
     }
 
     /// Vorbis comment names (upper case) and the tags they are.
@@ -58,15 +39,6 @@ struct IndexedTrack {
         "MUSICBRAINZ RELEASE TRACK ID": .musicBrainzReleaseTrackID, "MUSICBRAINZ WORK ID": .musicBrainzWorkID,
     ]
 
-    /// Each tag's values in file order, by `Tag.index`.
-    static func values(from comments: [(name: String, value: String)]) -> [[String]] {
-        var values = [[String]](repeating: [], count: Tag.ordered.count)
-        for (name, value) in comments {
-            if let tag = vorbisNames[name], let value = indexed(value, as: tag) { values[tag.index].append(value) }
-        }
-        return values
-    }
-
     /// A value as the index keeps it (nil: none): Track and Disc are the number before a
     /// total ("3/12" → "3", as mpd shows them; the totals are columns of their own).
     static func indexed(_ value: String, as tag: Tag) -> String? {
@@ -75,21 +47,30 @@ struct IndexedTrack {
         return number.isEmpty ? nil : String(number)
     }
 
-    /// The rows of `tagRows`.
-    static func rows(_ comments: [(name: String, value: String)], _ values: [[String]]) -> [(tag: Tag, value: String, sort: String, own: Bool)] {
-        func first(_ tag: Tag) -> String? { values[tag.index].first }
-        var rows: [(tag: Tag, value: String, sort: String, own: Bool)] = []
-        // In the file's order, as MPD shows a song's tags.
-        for (name, value) in comments {
-            guard let tag = vorbisNames[name], let value = indexed(value, as: tag) else { continue }
-            rows.append((tag, value, tag.sortTag.flatMap(first) ?? value, true))
+    /// A song's tag values as the index finds it by them: every value it has, with the value
+    /// that sorts it (its sort tag's first value, or itself), and whether the file has it
+    /// (`own`) or it is AlbumArtist taken from Artist for a file without one.
+    static func rows(_ tags: [(tag: Tag, value: String)]) -> [TagRow] {
+        func first(_ tag: Tag) -> String? { tags.first { $0.tag == tag }?.value }
+        var rows: [TagRow] = []
+        rows.reserveCapacity(tags.count + 1)
+        for (tag, value) in tags {
+            rows.append(TagRow(tag: tag, value: value, sort: tag.sortTag.flatMap(first) ?? value, own: true))
         }
         if first(.albumArtist) == nil {
             let sort = first(.albumArtistSort) ?? first(.artistSort)
-            for value in values[Tag.artist.index] {
-                rows.append((.albumArtist, value, sort ?? value, false))
+            for (tag, value) in tags where tag == .artist {
+                rows.append(TagRow(tag: .albumArtist, value: value, sort: sort ?? value, own: false))
             }
         }
         return rows
     }
+}
+
+/// One value of one tag of a song, with the value that sorts it (`IndexedTrack.rows`).
+struct TagRow: Hashable {
+    var tag: Tag
+    var value: String
+    var sort: String
+    var own: Bool
 }

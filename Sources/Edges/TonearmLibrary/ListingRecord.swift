@@ -2,40 +2,43 @@ import TonearmAudio
 import TonearmControlPlane
 import TonearmSQLite
 
-/// A directory's songs as one record (`directories.listing`), compressed: what a listing of the
-/// directory reads (`lsinfo`, a whole library's `listallinfo`, the web remote's browser) in one
-/// row instead of a row per song and a join of its tags.
-///
-/// The record is made from `tracks` and `tags`, which stay what the index is: a trigger on
-/// `tracks` empties the record of each directory a track enters, changes in or leaves, and the
-/// scan makes the empty ones again before each commit (`makePending`), so that a committed
-/// record is always its directory's songs. A listing whose record is empty or unreadable is
-/// read from the tables instead.
+/// A directory's songs as one record (`directories.listing`), compressed: what the index keeps
+/// of a song. A listing of the directory (`lsinfo`, a whole library's `listallinfo`, the web
+/// remote's browser) reads its one row; a query reads the records of the directories the tag
+/// index (`TagIndex`) names; a scan reads a directory's record to learn what it had.
 ///
 /// The bytes, before compression: a format byte, the number of songs, then each song: its path,
-/// a varint of flags (picture, available, and which of duration and the four ReplayGain figures
-/// follow, as 8-byte doubles), sample rate, bits, channels, size, modification time (zigzag),
-/// and its tags in the file's order (tag number, value). A string is its UTF-8 length, then
-/// its bytes.
+/// a varint of flags (picture, and which of duration and the four ReplayGain figures follow,
+/// as 8-byte doubles), sample rate, bits, channels, size, modification time in nanoseconds
+/// (zigzag), and its tags in the file's order (tag number, value). A string is its UTF-8
+/// length, then its bytes.
 enum ListingRecord {
-    static let format: UInt8 = 1
+    static let format: UInt8 = 2
 
-    static func record(_ songs: [LibrarySong]) -> [UInt8] {
+    /// A song as a record keeps it: with its modification time to the nanosecond, which a
+    /// scan compares with the file's.
+    struct Entry {
+        var song: LibrarySong
+        var modifiedNanoseconds: Int
+    }
+
+    static func record(_ entries: [Entry]) -> [UInt8] {
         var out: [UInt8] = [format]
-        out.reserveCapacity(songs.count * 256)
-        appendVarint(songs.count, to: &out)
-        for song in songs {
+        out.reserveCapacity(entries.count * 256)
+        appendVarint(entries.count, to: &out)
+        for entry in entries {
+            let song = entry.song
             append(song.path, to: &out)
             let reals = [song.duration, song.replayGain.trackGain, song.replayGain.trackPeak,
                          song.replayGain.albumGain, song.replayGain.albumPeak]
-            var flags = (song.hasPicture ? 1 : 0) | (song.isAvailable ? 2 : 0)
+            var flags = song.hasPicture ? 1 : 0
             for (n, real) in reals.enumerated() where real != nil { flags |= 4 << n }
             appendVarint(flags, to: &out)
             for case let real? in reals {
                 withUnsafeBytes(of: real.bitPattern.littleEndian) { out += $0 }
             }
             for number in [song.sampleRate, song.bitsPerSample, song.channels, song.size] { appendVarint(number, to: &out) }
-            appendVarint(zigzag(song.modified), to: &out)
+            appendVarint(zigzag(entry.modifiedNanoseconds), to: &out)
             appendVarint(song.tags.count, to: &out)
             for (tag, value) in song.tags {
                 appendVarint(tag.index, to: &out)
@@ -47,12 +50,18 @@ enum ListingRecord {
 
     /// The songs of a record; nil when `block` is not a whole record of this format.
     static func songs(_ block: UnsafeRawBufferPointer) -> [LibrarySong]? {
+        entries(block)?.map(\.song)
+    }
+
+    /// The songs of a record with their times to the nanosecond; nil when `block` is not a
+    /// whole record of this format.
+    static func entries(_ block: UnsafeRawBufferPointer) -> [Entry]? {
         guard let bytes = Deflate.expanded(block) else { return nil }
-        return bytes.withUnsafeBytes { raw -> [LibrarySong]? in
+        return bytes.withUnsafeBytes { raw -> [Entry]? in
             var reader = Reader(raw)
             guard reader.byte() == format, let count = reader.varint(), count <= raw.count else { return nil }
-            var songs: [LibrarySong] = []
-            songs.reserveCapacity(count)
+            var entries: [Entry] = []
+            entries.reserveCapacity(count)
             for _ in 0..<count {
                 guard let path = reader.string(), let flags = reader.varint() else { return nil }
                 var cut = false
@@ -72,38 +81,21 @@ enum ListingRecord {
                     guard let index = reader.varint(), let tag = Tag(index: index), let value = reader.string() else { return nil }
                     tags.append((tag, value))
                 }
-                songs.append(LibrarySong(
+                let nanoseconds = unzigzag(modified)
+                let song = LibrarySong(
                     path: path, tags: tags, duration: duration, sampleRate: rate, bitsPerSample: bits, channels: channels,
-                    size: size, modified: unzigzag(modified), hasPicture: flags & 1 != 0, isAvailable: flags & 2 != 0,
-                    replayGain: ReplayGain(trackGain: trackGain, trackPeak: trackPeak, albumGain: albumGain, albumPeak: albumPeak)))
+                    size: size, modified: seconds(nanoseconds), hasPicture: flags & 1 != 0,
+                    replayGain: ReplayGain(trackGain: trackGain, trackPeak: trackPeak, albumGain: albumGain, albumPeak: albumPeak))
+                entries.append(Entry(song: song, modifiedNanoseconds: nanoseconds))
             }
-            return reader.atEnd ? songs : nil
+            return reader.atEnd ? entries : nil
         }
     }
 
-    /// Makes the record of every directory that has none (after changes to its tracks, or in
-    /// a database made before records were kept). Inside the writer's transaction.
-    static func makePending(_ db: Database) throws(SQLiteError) {
-        var pending: [Int] = []
-        try db.prepare("SELECT id FROM directories WHERE listing IS NULL").rows([]) { row in
-            pending.append(row.integer(0))
-            return true
-        }
-        guard !pending.isEmpty else { return }
-        let select = try db.prepare(songsOfDirectory)
-        let update = try db.prepare("UPDATE directories SET listing = ? WHERE id = ?")
-        for id in pending {
-            var songs: [LibrarySong] = []
-            try select.rows([.integer(id)]) { row in
-                songs.append(IndexCatalog.song(row))
-                return true
-            }
-            try update.run(.blob(record(songs)), .integer(id))
-        }
+    /// Whole seconds of a time in nanoseconds, rounded down (before 1970 too).
+    static func seconds(_ nanoseconds: Int) -> Int {
+        nanoseconds / 1_000_000_000 - (nanoseconds % 1_000_000_000 < 0 ? 1 : 0)
     }
-
-    /// A directory's songs, from the tables: what its record holds.
-    static let songsOfDirectory = IndexCatalog.songSelect + " WHERE t.directory = ? AND t.available = 1 ORDER BY t.path"
 
     // MARK: Bytes
 

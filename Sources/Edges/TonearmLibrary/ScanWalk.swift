@@ -9,17 +9,21 @@ import Glibc
 
 /// What the walk found, for the scan's writer to put in the index.
 enum ScanEvent {
-    /// A directory, new (`known` nil) or found again; `parent` nil for the top of the walk.
-    case directory(path: String, parent: String?, modified: Int, isMount: Bool, known: KnownDirectory?)
+    /// A directory, new (`known` nil) or found again with the songs its record has; `parent`
+    /// nil for the top of the walk.
+    case directory(path: String, parent: String?, modified: Int, isMount: Bool, known: KnownDirectory?,
+                   songs: [ListingRecord.Entry])
+    /// The walk of a directory's files is over: those not found again are gone, unless the
+    /// walk was not `complete` (stopped half-way).
+    case directoryDone(path: String, complete: Bool)
     /// A directory that was a mount point and is not any more: what is under it stays, unavailable.
     case unmounted(path: String, id: Int)
     /// A track whose size and modification time are what the index has.
-    case unchanged(id: Int, available: Bool)
+    case unchanged(path: String, directory: String)
     /// A file that failed before and has not changed since.
     case stillFailed
-    /// A file read: new, or changed (`replacing` the track the index has); `hadFailed` when
-    /// the index remembers it as failed.
-    case track(IndexedTrack, directory: String, replacing: Int?, hadFailed: Bool)
+    /// A file read: new, or changed; `hadFailed` when the index remembers it as failed.
+    case track(IndexedTrack, directory: String, hadFailed: Bool)
     /// A file that could not be read.
     case failed(path: String, size: Int, modifiedNanoseconds: Int, reason: String)
     /// A directory that could not be listed, or a name that could not be looked at.
@@ -35,10 +39,8 @@ struct KnownDirectory {
 
 /// A track the index has: enough to tell whether its file changed.
 struct KnownTrack {
-    var id: Int
     var size: Int
     var modifiedNanoseconds: Int
-    var available: Bool
 }
 
 /// The reading half of a scan, on a thread of its own: it walks the directories, looks at
@@ -52,8 +54,8 @@ struct ScanWalk {
     let root: String
     let channel: ScanChannel
     let stopping: () -> Bool
-    /// The tracks of one directory, by path.
-    private let tracksIn: Statement
+    /// A directory's record.
+    private let recordOf: Statement
     /// What the index had under the target, taken off as the walk finds it again; what is left
     /// at the end is gone from the disk.
     var knownFailures: [String: (size: Int, modifiedNanoseconds: Int)]
@@ -71,7 +73,7 @@ struct ScanWalk {
         self.knownDirectories = knownDirectories
         self.mountPoints = mountPoints
         self.stopping = stopping
-        tracksIn = try reader.prepare("SELECT path, id, size, modified_ns, available FROM tracks WHERE directory = ?")
+        recordOf = try reader.prepare(IndexStatements.recordSQL)
     }
 
     /// Walks the directory `path` (relative to the root), then tells the writer it is done.
@@ -108,15 +110,21 @@ struct ScanWalk {
             emit(.unmounted(path: path, id: known.id))
             return
         }
-        emit(.directory(path: path, parent: parent, modified: status.modifiedSeconds, isMount: isMount, known: known))
+        let songs = known.map { (try? IndexStatements.entries(ofDirectory: $0.id, recordOf)) ?? [] } ?? []
+        emit(.directory(path: path, parent: parent, modified: status.modifiedSeconds, isMount: isMount, known: known, songs: songs))
         let entries: [DirectoryEntry]
         do throws(SystemError) {
             entries = try directory.entries()
         } catch {
             emit(.unreadable(path: path, reason: "cannot list the directory: \(error.text)"))
+            emit(.directoryDone(path: path, complete: true))
             return
         }
-        let knownTracks = known.map { tracks(in: $0.id) } ?? [:]
+        var knownTracks: [String: KnownTrack] = [:]
+        for entry in songs {
+            knownTracks[entry.song.path] = KnownTrack(size: entry.song.size, modifiedNanoseconds: entry.modifiedNanoseconds)
+        }
+        defer { emit(.directoryDone(path: path, complete: !isAbandoned)) }
         for entry in entries.sorted(by: { naturalOrder($0.name, $1.name) }) where !entry.name.hasPrefix(".") {
             guard !isAbandoned else { return }
             let childPath = path.isEmpty ? entry.name : path + "/" + entry.name
@@ -155,7 +163,7 @@ struct ScanWalk {
                           status: FileStatus, known: KnownTrack?) -> ScanEvent {
         let stamp = status.modifiedSeconds * 1_000_000_000 + status.modifiedNanoseconds
         if let known, known.size == status.size, known.modifiedNanoseconds == stamp {
-            return .unchanged(id: known.id, available: known.available)
+            return .unchanged(path: path, directory: directoryPath)
         }
         let failure = known == nil ? knownFailures.removeValue(forKey: path) : nil
         if let failure, failure.size == status.size, failure.modifiedNanoseconds == stamp { return .stillFailed }
@@ -168,21 +176,10 @@ struct ScanWalk {
         do throws(DecodeError) {
             let info = try Decoders.metadata(fd: fd, path: path)
             return .track(IndexedTrack(path: path, status: status, info: info), directory: directoryPath,
-                          replacing: known?.id, hadFailed: failure != nil)
+                          hadFailed: failure != nil)
         } catch {
             return .failed(path: path, size: status.size, modifiedNanoseconds: stamp, reason: error.reason.description)
         }
-    }
-
-    /// The tracks the index has in the directory `id`, by path.
-    private func tracks(in id: Int) -> [String: KnownTrack] {
-        var tracks: [String: KnownTrack] = [:]
-        try? tracksIn.rows([.integer(id)]) { row in
-            tracks[row.text(0) ?? ""] = KnownTrack(id: row.integer(1), size: row.integer(2),
-                                                   modifiedNanoseconds: row.integer(3), available: row.integer(4) != 0)
-            return true
-        }
-        return tracks
     }
 }
 
