@@ -3,6 +3,10 @@ import TonearmAudio
 import TonearmControlPlane
 import TonearmSQLite
 
+#if canImport(Glibc)
+import Glibc
+#endif
+
 /// The library's queries, on a connection of their own (WAL: they read while the scanner
 /// writes). Songs on a medium that is not mounted are left out.
 final class IndexCatalog: LibraryCatalog, @unchecked Sendable {
@@ -103,15 +107,22 @@ final class IndexCatalog: LibraryCatalog, @unchecked Sendable {
     func songs(_ query: SongQuery, _ each: (LibrarySong) -> Bool) throws(CommandFailure) -> Int {
         try reading { reader, matcher throws(CommandFailure) -> Int in
             // Found directory by directory, handed out in the order of their paths (byte by
-            // byte, as a listing sorts): the matches are kept as places, their songs read again.
-            var found: [(path: String, directory: Int, index: Int)] = []
-            try Self.forEachMatch(matcher, reader) { directory, index, song, _ in
-                found.append((song.path, directory, index))
+            // byte, as a listing sorts). The first matches are kept whole; past them only
+            // where they are, and their songs read again.
+            var found: [(path: String, directory: Int, index: Int, song: LibrarySong?)] = []
+            try Self.forEachMatch(matcher, reader) { directory, view, raw in
+                // Kept only when every match is handed out (a page is read again: a few).
+                let song = query.window == nil && found.count < Self.songsKept ? ListingRecord.entry(at: view.start, in: raw)?.song : nil
+                found.append((String(decoding: view.path, as: UTF8.self), directory, view.index, song))
             }
-            found.sort { $0.path.utf8.lexicographicallyPrecedes($1.path.utf8) }
+            found.sort { $0.path.precedes($1.path) }
             let window = query.window.map { $0.clamped(to: 0..<found.count) } ?? 0..<found.count
             var held: (directory: Int, songs: [LibrarySong])?
             for place in found[window] {
+                if let song = place.song {
+                    if !each(song) { break }
+                    continue
+                }
                 if held?.directory != place.directory {
                     held = (place.directory, try Self.songs(ofDirectory: place.directory, reader))
                 }
@@ -121,6 +132,10 @@ final class IndexCatalog: LibraryCatalog, @unchecked Sendable {
             return found.count
         } matching: { (query.filters, query.matching) }
     }
+
+    /// How many of a query's matches are kept whole as they are found: a few thousand songs
+    /// (a few MB at most); a query that matches more reads the rest again in path order.
+    static let songsKept = 2_000
 
     func values(of tag: Tag, filters: [TagFilter], groupedBy groups: [Tag], _ each: ([String]) -> Bool) throws(CommandFailure) {
         try reading { reader, matcher throws(CommandFailure) in
@@ -139,21 +154,25 @@ final class IndexCatalog: LibraryCatalog, @unchecked Sendable {
             // Each combination of the groups' values and the tag's, in the order of what
             // sorts them (the least of a value's sorts), group by group.
             var rows: [[String]: [String]] = [:]
-            try Self.forEachMatch(matcher, reader) { _, _, _, tagRows in
-                let values = tagRows.filter { $0.tag == tag }
+            // Songs of one album have the same values one after another: a song whose values
+            // are the last one's adds nothing.
+            var signature = Signature(tags: [tag] + groups)
+            try Self.forEachMatch(matcher, reader) { _, view, _ in
+                guard signature.changed(view) else { return }
+                let values = Self.values(of: tag, view)
                 guard !values.isEmpty else { return }
                 var combinations: [(values: [String], sorts: [String])] = [([], [])]
                 for group in groups {
-                    var these = tagRows.filter { $0.tag == group }.map { ($0.value, $0.sort) }
+                    var these = Self.values(of: group, view)
                     if these.isEmpty { these = [("", "")] }
-                    combinations = combinations.flatMap { c in these.map { (c.values + [$0.0], c.sorts + [$0.1]) } }
+                    combinations = combinations.flatMap { c in these.map { (c.values + [$0.value], c.sorts + [$0.sort]) } }
                 }
                 for c in combinations {
                     for value in values {
                         let key = c.values + [value.value]
                         let sorts = c.sorts + [value.sort]
                         if let known = rows[key] {
-                            rows[key] = zip(known, sorts).map { $0.utf8.lexicographicallyPrecedes($1.utf8) ? $0 : $1 }
+                            rows[key] = zip(known, sorts).map { $0.precedes($1) ? $0 : $1 }
                         } else {
                             rows[key] = sorts
                         }
@@ -162,8 +181,8 @@ final class IndexCatalog: LibraryCatalog, @unchecked Sendable {
             }
             let ordered = rows.sorted { a, b in
                 for n in a.key.indices {
-                    if a.value[n] != b.value[n] { return a.value[n].utf8.lexicographicallyPrecedes(b.value[n].utf8) }
-                    if a.key[n] != b.key[n] { return a.key[n].utf8.lexicographicallyPrecedes(b.key[n].utf8) }
+                    if a.value[n] != b.value[n] { return a.value[n].precedes(b.value[n]) }
+                    if a.key[n] != b.key[n] { return a.key[n].precedes(b.key[n]) }
                 }
                 return false
             }
@@ -171,35 +190,97 @@ final class IndexCatalog: LibraryCatalog, @unchecked Sendable {
         } matching: { (filters, .exact) }
     }
 
+    /// The bytes of the values a song's rows of some tags are made of (theirs, their sort
+    /// tags', and Artist's with the sort tags AlbumArtist falls back on), to tell whether a
+    /// song's rows are the last song's.
+    struct Signature {
+        private let numbers: Set<Int>
+        private var last: [UInt8] = []
+        private var current: [UInt8] = []
+        private var first = true
+
+        init(tags: [Tag]) {
+            var wanted = Set(tags)
+            for tag in tags { if let sort = tag.sortTag { wanted.insert(sort) } }
+            if wanted.contains(.albumArtist) { wanted.formUnion([.artist, .albumArtistSort, .artistSort]) }
+            numbers = Set(wanted.map(\.index))
+        }
+
+        /// Whether `view`'s values differ from the last song's (true for the first).
+        mutating func changed(_ view: ListingRecord.SongView) -> Bool {
+            current.removeAll(keepingCapacity: true)
+            for (number, value) in view.tags where numbers.contains(number) {
+                ListingRecord.appendVarint(number, to: &current)
+                ListingRecord.appendVarint(value.count, to: &current)
+                current.append(contentsOf: value)
+            }
+            defer { swap(&last, &current) }
+            if first {
+                first = false
+                return true
+            }
+            return current != last
+        }
+    }
+
+    /// A song's values of `tag`, each with the value that sorts it: what `IndexedTrack.rows`
+    /// gives, read from the song in place.
+    private static func values(of tag: Tag, _ view: ListingRecord.SongView) -> [(value: String, sort: String)] {
+        func first(_ tag: Tag?) -> String? {
+            guard let number = tag?.index, let found = view.tags.first(where: { $0.tag == number }) else { return nil }
+            return String(decoding: found.value, as: UTF8.self)
+        }
+        var values: [(value: String, sort: String)] = []
+        var sort: String??
+        let wanted = tag.index
+        for (number, value) in view.tags where number == wanted {
+            if sort == nil { sort = .some(first(tag.sortTag)) }
+            let text = String(decoding: value, as: UTF8.self)
+            values.append((text, (sort ?? nil) ?? text))
+        }
+        guard values.isEmpty && tag == .albumArtist else { return values }
+        let taken = first(.albumArtistSort) ?? first(.artistSort)
+        let artist = Tag.artist.index
+        for (number, value) in view.tags where number == artist {
+            let text = String(decoding: value, as: UTF8.self)
+            values.append((text, taken ?? text))
+        }
+        return values
+    }
+
     func count(_ filters: [TagFilter], matching: Matching, groupedBy group: Tag?) throws(CommandFailure) -> [SongCount] {
         try reading { reader, matcher throws(CommandFailure) -> [SongCount] in
             guard let group else {
                 var total = SongCount(songs: 0, playTime: 0)
-                try Self.forEachMatch(matcher, reader) { _, _, song, _ in
+                try Self.forEachMatch(matcher, reader) { _, view, _ in
                     total.songs += 1
-                    total.playTime += song.duration ?? 0
+                    total.playTime += view.duration ?? 0
                 }
                 return [total]
             }
             var counts: [String: (sort: String, count: SongCount)] = [:]
-            try Self.forEachMatch(matcher, reader) { _, _, song, tagRows in
-                var values: [String: String] = [:]
-                for row in tagRows where row.tag == group {
-                    if let sort = values[row.value], !row.sort.utf8.lexicographicallyPrecedes(sort.utf8) { continue }
-                    values[row.value] = row.sort
+            var signature = Signature(tags: [group])
+            var values: [String: String] = [:]
+            try Self.forEachMatch(matcher, reader) { _, view, _ in
+                if signature.changed(view) {
+                    values = [:]
+                    for (value, sort) in Self.values(of: group, view) {
+                        if let known = values[value], !sort.precedes(known) { continue }
+                        values[value] = sort
+                    }
+                    if values.isEmpty { values[""] = "" }
                 }
-                if values.isEmpty { values[""] = "" }
                 for (value, sort) in values {
                     var entry = counts[value] ?? (sort, SongCount(group: value, songs: 0, playTime: 0))
-                    if sort.utf8.lexicographicallyPrecedes(entry.sort.utf8) { entry.sort = sort }
+                    if sort.precedes(entry.sort) { entry.sort = sort }
                     entry.count.songs += 1
-                    entry.count.playTime += song.duration ?? 0
+                    entry.count.playTime += view.duration ?? 0
                     counts[value] = entry
                 }
             }
             return counts.sorted { a, b in
-                a.value.sort != b.value.sort ? a.value.sort.utf8.lexicographicallyPrecedes(b.value.sort.utf8)
-                    : a.key.utf8.lexicographicallyPrecedes(b.key.utf8)
+                a.value.sort != b.value.sort ? a.value.sort.precedes(b.value.sort)
+                    : a.key.precedes(b.key)
             }.map(\.value.count)
         } matching: { (filters, matching) }
     }
@@ -334,13 +415,14 @@ final class IndexCatalog: LibraryCatalog, @unchecked Sendable {
         }
     }
 
-    /// Every song of an available directory that matches, with its directory, its place in
-    /// the directory's record and its tag rows. The directories read are those the tag index
-    /// names for the values each filter on a tag takes, and the one holding the file a filter
-    /// names exactly (all of them, when no such filter), under `base`'s directory when there
-    /// is one.
+    /// Every song of an available directory that matches, with its directory and the
+    /// expanded record it is read from in place. The directories read are those the tag
+    /// index names for the values each filter on a tag takes, and the one holding the file a
+    /// filter names exactly (all of them, when no such filter), under `base`'s directory when
+    /// there is one.
     private static func forEachMatch(
-        _ matcher: SongMatcher, _ reader: Reader, _ body: (Int, Int, LibrarySong, [TagRow]) throws(CommandFailure) -> Void
+        _ matcher: SongMatcher, _ reader: Reader,
+        _ body: (Int, ListingRecord.SongView, UnsafeRawBufferPointer) throws(CommandFailure) -> Void
     ) throws(CommandFailure) {
         var named: Set<Int>?
         var under: String?
@@ -373,28 +455,50 @@ final class IndexCatalog: LibraryCatalog, @unchecked Sendable {
             }
             var these = Set<Int>()
             for tag in tags {
-                if TagIndex.hashedTags.contains(tag) {
-                    let hash = TagIndex.hashed(condition.wanted)
-                    for entry in try entries(of: tag, reader) where entry.key.value == hash { these.formUnion(entry.directories) }
-                    continue
+                let hash = TagIndex.hashedTags.contains(tag) ? TagIndex.hashed(condition.wanted) : nil
+                let row = try sql { () throws(SQLiteError) -> [UInt8]? in
+                    var expanded: [UInt8]? = []
+                    try reader.statement(TagIndex.selectSQL).rows([.integer(tag.index)]) { row in
+                        expanded = row.withBlob(0, Deflate.expanded)
+                        return false
+                    }
+                    return expanded
                 }
-                for entry in try entries(of: tag, reader) where try matcher.compare(condition, entry.key.value) {
-                    these.formUnion(entry.directories)
+                var outcome: Result<Bool, CommandFailure> = .success(row != nil)
+                row?.withUnsafeBytes { raw in
+                    guard !raw.isEmpty else { return }
+                    do throws(CommandFailure) {
+                        outcome = .success(try TagIndex.forEachEntry(raw, wanted: { value throws(CommandFailure) -> Bool in
+                            if let hash { return SongMatcher.equal(value, hash) }
+                            return try matcher.compare(condition, value)
+                        }, directory: { these.insert($0) }))
+                    } catch {
+                        outcome = .failure(error)
+                    }
                 }
+                guard try outcome.get() else { throw CommandFailure(.unavailable, "library database \(reader.db.path): the tag index of \(tag.rawValue) is damaged") }
             }
             named = named.map { $0.intersection(these) } ?? these
         }
         let prefix = under.map { $0 + "/" }
+        var failure: CommandFailure?
         func take(_ id: Int, _ path: String, _ record: UnsafeRawBufferPointer) throws(CommandFailure) {
             if let under, let prefix, path != under, !SongMatcher.hasPrefix(path, prefix) { return }
             guard !matcher.budget.isSpent else { throw CommandFailure(.badArgument, QueryBudget.refusal) }
-            guard let songs = ListingRecord.songs(record) else { return }
-            for (index, song) in songs.enumerated() {
-                let rows = IndexedTrack.rows(song.tags)
-                if try matcher.matches(song, rows: rows) { try body(id, index, song, rows) }
+            guard let expanded = Deflate.expanded(record) else { return }
+            var failure: CommandFailure?
+            expanded.withUnsafeBytes { raw in
+                do throws(CommandFailure) {
+                    _ = try ListingRecord.forEachSong(raw) { view throws(CommandFailure) -> Bool in
+                        if try matcher.matches(view) { try body(id, view, raw) }
+                        return true
+                    }
+                } catch {
+                    failure = error
+                }
             }
+            if let failure { throw failure }
         }
-        var failure: CommandFailure?
         try sql { () throws(SQLiteError) in
             func each(_ row: Statement, id: Int, path: String) -> Bool {
                 row.withBlob(1) { record in
@@ -427,5 +531,19 @@ final class IndexCatalog: LibraryCatalog, @unchecked Sendable {
     /// A path as the index keeps it: no leading, trailing or doubled slashes.
     static func trimmed(_ path: String) -> String {
         path.split(separator: "/", omittingEmptySubsequences: true).joined(separator: "/")
+    }
+}
+
+extension String {
+    /// Byte for byte, as SQLite compares text (`<` on `String` compares Unicode scalars' canonical forms).
+    func precedes(_ other: String) -> Bool {
+        var a = self, b = other
+        return a.withUTF8 { x in
+            b.withUTF8 { y in
+                let common = min(x.count, y.count)
+                let order = common == 0 ? 0 : memcmp(x.baseAddress!, y.baseAddress!, common)
+                return order != 0 ? order < 0 : x.count < y.count
+            }
+        }
     }
 }

@@ -60,7 +60,7 @@ final class IndexStatements {
 
     /// Makes `entries` (in path order, byte by byte) directory `id`'s record.
     func writeRecord(_ id: Int, _ entries: [ListingRecord.Entry]) throws(SQLiteError) {
-        let sorted = entries.sorted { $0.song.path.utf8.lexicographicallyPrecedes($1.song.path.utf8) }
+        let sorted = entries.sorted { $0.song.path.precedes($1.song.path) }
         try updateRecord.run(.blob(ListingRecord.record(sorted)), .integer(sorted.count),
                              .real(sorted.reduce(0) { $0 + ($1.song.duration ?? 0) }), .integer(id))
     }

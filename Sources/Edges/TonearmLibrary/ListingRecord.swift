@@ -58,38 +58,85 @@ enum ListingRecord {
     static func entries(_ block: UnsafeRawBufferPointer) -> [Entry]? {
         guard let bytes = Deflate.expanded(block) else { return nil }
         return bytes.withUnsafeBytes { raw -> [Entry]? in
-            var reader = Reader(raw)
-            guard reader.byte() == format, let count = reader.varint(), count <= raw.count else { return nil }
             var entries: [Entry] = []
-            entries.reserveCapacity(count)
-            for _ in 0..<count {
-                guard let path = reader.string(), let flags = reader.varint() else { return nil }
-                var cut = false
-                func real(_ n: Int) -> Double? {
-                    guard flags & (4 << n) != 0 else { return nil }
-                    guard let bits = reader.fixed64() else { cut = true; return nil }
-                    return Double(bitPattern: bits)
-                }
-                let (duration, trackGain, trackPeak, albumGain, albumPeak) = (real(0), real(1), real(2), real(3), real(4))
-                guard !cut else { return nil }
-                guard let rate = reader.varint(), let bits = reader.varint(), let channels = reader.varint(),
-                      let size = reader.varint(), let modified = reader.varint(), let tagCount = reader.varint(),
-                      tagCount <= raw.count else { return nil }
-                var tags: [(tag: Tag, value: String)] = []
-                tags.reserveCapacity(tagCount)
-                for _ in 0..<tagCount {
-                    guard let index = reader.varint(), let tag = Tag(index: index), let value = reader.string() else { return nil }
-                    tags.append((tag, value))
-                }
-                let nanoseconds = unzigzag(modified)
-                let song = LibrarySong(
-                    path: path, tags: tags, duration: duration, sampleRate: rate, bitsPerSample: bits, channels: channels,
-                    size: size, modified: seconds(nanoseconds), hasPicture: flags & 1 != 0,
-                    replayGain: ReplayGain(trackGain: trackGain, trackPeak: trackPeak, albumGain: albumGain, albumPeak: albumPeak))
-                entries.append(Entry(song: song, modifiedNanoseconds: nanoseconds))
+            let whole = try? forEachSong(raw) { view in
+                guard let entry = entry(at: view.start, in: raw) else { return false }
+                entries.append(entry)
+                return true
             }
-            return reader.atEnd ? entries : nil
+            return whole == true ? entries : nil
         }
+    }
+
+    /// A song of an expanded record, read in place: its path, its tags' numbers and values,
+    /// its duration, and where it starts (`entry(at:in:)` makes the whole song of it). Valid
+    /// while the record's bytes are.
+    struct SongView {
+        var index = 0
+        var start = 0
+        var path = UnsafeRawBufferPointer(start: nil, count: 0)
+        var duration: Double?
+        var tags: [(tag: Int, value: UnsafeRawBufferPointer)] = []
+    }
+
+    /// Calls `body` with each song of the expanded record `raw`, in place (one view, its
+    /// tags' array used again for each song), until it returns false. False when the record
+    /// is not whole (and `body` may have seen songs of it) or `body` stopped.
+    static func forEachSong(_ raw: UnsafeRawBufferPointer, _ body: (SongView) throws(CommandFailure) -> Bool) throws(CommandFailure) -> Bool {
+        var reader = Reader(raw)
+        guard reader.byte() == format, let count = reader.varint(), count >= 0, count <= raw.count else { return false }
+        var view = SongView()
+        for index in 0..<count {
+            view.index = index
+            view.start = reader.offset
+            view.tags.removeAll(keepingCapacity: true)
+            guard let path = reader.text(), let flags = reader.varint() else { return false }
+            view.path = path
+            view.duration = nil
+            for n in 0..<5 where flags & (4 << n) != 0 {
+                guard let bits = reader.fixed64() else { return false }
+                if n == 0 { view.duration = Double(bitPattern: bits) }
+            }
+            guard reader.varint() != nil, reader.varint() != nil, reader.varint() != nil, reader.varint() != nil,
+                  reader.varint() != nil, let tagCount = reader.varint(), tagCount >= 0, tagCount <= raw.count else { return false }
+            for _ in 0..<tagCount {
+                guard let tag = reader.varint(), let value = reader.text() else { return false }
+                view.tags.append((tag, value))
+            }
+            guard try body(view) else { return false }
+        }
+        return reader.atEnd
+    }
+
+    /// The song that starts at `start` in the expanded record `raw` (a `SongView`'s start);
+    /// nil when its bytes are not a whole song.
+    static func entry(at start: Int, in raw: UnsafeRawBufferPointer) -> Entry? {
+        var reader = Reader(raw)
+        reader.offset = start
+        guard let path = reader.string(), let flags = reader.varint() else { return nil }
+        var cut = false
+        func real(_ n: Int) -> Double? {
+            guard flags & (4 << n) != 0 else { return nil }
+            guard let bits = reader.fixed64() else { cut = true; return nil }
+            return Double(bitPattern: bits)
+        }
+        let (duration, trackGain, trackPeak, albumGain, albumPeak) = (real(0), real(1), real(2), real(3), real(4))
+        guard !cut else { return nil }
+        guard let rate = reader.varint(), let bits = reader.varint(), let channels = reader.varint(),
+              let size = reader.varint(), let modified = reader.varint(), let tagCount = reader.varint(),
+              tagCount >= 0, tagCount <= raw.count else { return nil }
+        var tags: [(tag: Tag, value: String)] = []
+        tags.reserveCapacity(tagCount)
+        for _ in 0..<tagCount {
+            guard let index = reader.varint(), let tag = Tag(index: index), let value = reader.string() else { return nil }
+            tags.append((tag, value))
+        }
+        let nanoseconds = unzigzag(modified)
+        let song = LibrarySong(
+            path: path, tags: tags, duration: duration, sampleRate: rate, bitsPerSample: bits, channels: channels,
+            size: size, modified: seconds(nanoseconds), hasPicture: flags & 1 != 0,
+            replayGain: ReplayGain(trackGain: trackGain, trackPeak: trackPeak, albumGain: albumGain, albumPeak: albumPeak))
+        return Entry(song: song, modifiedNanoseconds: nanoseconds)
     }
 
     /// Whole seconds of a time in nanoseconds, rounded down (before 1970 too).
@@ -120,6 +167,11 @@ enum ListingRecord {
     struct Reader {
         private let bytes: UnsafeRawBufferPointer
         private var at = 0
+        /// Where the next read starts.
+        var offset: Int {
+            get { at }
+            set { at = min(max(newValue, 0), bytes.count) }
+        }
 
         init(_ bytes: UnsafeRawBufferPointer) { self.bytes = bytes }
 
@@ -154,6 +206,13 @@ enum ListingRecord {
             guard let count = varint(), count >= 0, count <= bytes.count - at else { return nil }
             defer { at += count }
             return String(decoding: UnsafeRawBufferPointer(rebasing: bytes[at..<(at + count)]), as: UTF8.self)
+        }
+
+        /// A string's bytes, in place.
+        mutating func text() -> UnsafeRawBufferPointer? {
+            guard let count = varint(), count >= 0, count <= bytes.count - at else { return nil }
+            defer { at += count }
+            return UnsafeRawBufferPointer(rebasing: bytes[at..<(at + count)])
         }
 
         /// What is left, all of it.

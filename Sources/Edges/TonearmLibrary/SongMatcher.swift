@@ -1,19 +1,26 @@
 import TonearmControlPlane
 import TonearmSQLite
 
-/// A query's filters, ready to match songs of the index's records: patterns compiled once,
-/// values folded once.
+#if canImport(Glibc)
+import Glibc
+#endif
+
+/// A query's filters, ready to match songs of the index's records where they lie
+/// (`ListingRecord.SongView`): patterns compiled once, values folded once, nothing made of a
+/// song that does not match.
 ///
 /// The filter says how much of a value it compares (the whole, a part, the beginning, a
 /// pattern); the query says whether case counts: not in a search (MPD's `search`), in
 /// everything else (`find`), whatever the filter's operator. Without case, values compare
-/// lower-cased (Unicode); with it, byte for byte. A tag's values include AlbumArtist taken
-/// from Artist for a song without one; `any` compares the values the file has.
-struct SongMatcher {
+/// lower-cased (Unicode, as `String.lowercased`); with it, byte for byte. A tag's values are
+/// AlbumArtist's Artist for a song without an AlbumArtist; `any` compares the values the file
+/// has. Used by one thread at a time (one query).
+final class SongMatcher {
     struct Condition {
         var filter: TagFilter
         var mode: Matching
-        /// The value compared with, lower-cased when case does not count (`base`: trimmed).
+        /// The value compared with, lower-cased when case does not count (`base`, and a
+        /// whole file name: trimmed).
         var wanted: String
         var pattern: RegularExpression?
     }
@@ -21,6 +28,9 @@ struct SongMatcher {
     let conditions: [Condition]
     let folds: Bool
     let budget: QueryBudget
+    /// A value lower-cased, or a pattern's subject ended by a NUL: made here, not allocated
+    /// per value.
+    private var scratch: [UInt8] = []
 
     init(_ filters: [TagFilter], _ matching: Matching, budget: QueryBudget) throws(CommandFailure) {
         folds = matching != .exact
@@ -39,7 +49,7 @@ struct SongMatcher {
             default:
                 break
             }
-            if folds { condition.wanted = condition.wanted.lowercased() }
+            if folds && filter.key != .base { condition.wanted = condition.wanted.lowercased() }
             if mode == .regularExpression && filter.key != .base {
                 switch RegularExpression.compile(filter.value, ignoringCase: folds) {
                 case .success(let compiled): condition.pattern = compiled
@@ -51,72 +61,147 @@ struct SongMatcher {
         self.conditions = conditions
     }
 
-    /// Whether `song` (whose tag rows are `rows`, `IndexedTrack.rows`) matches every condition.
-    func matches(_ song: LibrarySong, rows: [TagRow]) throws(CommandFailure) -> Bool {
-        for condition in conditions where try condition.filter.negated == matchesPositively(condition, song, rows) {
+    /// Whether the song matches every condition.
+    func matches(_ song: ListingRecord.SongView) throws(CommandFailure) -> Bool {
+        for condition in conditions where try condition.filter.negated == matchesPositively(condition, song) {
             return false
         }
         return true
     }
 
-    private func matchesPositively(_ condition: Condition, _ song: LibrarySong, _ rows: [TagRow]) throws(CommandFailure) -> Bool {
+    private func matchesPositively(_ condition: Condition, _ song: ListingRecord.SongView) throws(CommandFailure) -> Bool {
         switch condition.filter.key {
         case .base:
-            return condition.wanted.isEmpty || Self.hasPrefix(song.path, condition.wanted + "/")
+            return condition.wanted.isEmpty || Self.starts(song.path, with: condition.wanted, then: UInt8(ascii: "/"))
         case .file:
             return try compare(condition, song.path)
         case .anyTag:
             for (_, value) in song.tags where try compare(condition, value) { return true }
             return false
         case .tag(let tag):
-            for row in rows where row.tag == tag {
-                if try compare(condition, row.value) { return true }
+            var has = false
+            let wanted = tag.index
+            for (number, value) in song.tags where number == wanted {
+                if try compare(condition, value) { return true }
+                has = true
+            }
+            guard !has && tag == .albumArtist else { return false }
+            let artist = Tag.artist.index
+            for (number, value) in song.tags where number == artist {
+                if try compare(condition, value) { return true }
             }
             return false
         }
     }
 
-    /// Whether `value` passes `condition`'s comparison (a key's value: `TagIndex`).
+    /// Whether `value` passes `condition`'s comparison (a tag index's value: `TagIndex`).
     func compare(_ condition: Condition, _ value: String) throws(CommandFailure) -> Bool {
+        var value = value
+        var outcome: Result<Bool, CommandFailure> = .success(false)
+        value.withUTF8 { bytes in
+            do throws(CommandFailure) { outcome = .success(try compare(condition, UnsafeRawBufferPointer(bytes))) } catch { outcome = .failure(error) }
+        }
+        return try outcome.get()
+    }
+
+    func compare(_ condition: Condition, _ value: UnsafeRawBufferPointer) throws(CommandFailure) -> Bool {
         switch condition.mode {
         case .regularExpression:
             guard let pattern = condition.pattern else { return false }
-            guard budget.take(pattern.work(forBytes: value.utf8.count)) else {
-                throw CommandFailure(.badArgument, QueryBudget.refusal)
+            guard budget.take(pattern.work(forBytes: value.count)) else { throw CommandFailure(.badArgument, QueryBudget.refusal) }
+            scratch.removeAll(keepingCapacity: true)
+            scratch.append(contentsOf: value)
+            scratch.append(0)
+            return scratch.withUnsafeBufferPointer { bytes in
+                bytes.withMemoryRebound(to: CChar.self) { pattern.matches($0.baseAddress!, count: value.count) }
             }
-            return pattern.matches(value)
         case .exact:
-            return folds ? value.lowercased() == condition.wanted : value.utf8.elementsEqual(condition.wanted.utf8)
+            return folds ? withFolded(value) { Self.equal($0, condition.wanted) } : Self.equal(value, condition.wanted)
         case .substring:
-            return Self.contains(folds ? value.lowercased() : value, condition.wanted)
+            guard folds else { return Self.contains(value, condition.wanted) }
+            if let found = Self.containsIgnoringASCIICase(value, condition.wanted) { return found }
+            return withFolded(value) { Self.contains($0, condition.wanted) }
         case .prefix:
-            return Self.hasPrefix(folds ? value.lowercased() : value, condition.wanted)
+            return folds ? withFolded(value) { Self.starts($0, with: condition.wanted) } : Self.starts(value, with: condition.wanted)
+        }
+    }
+
+    /// `body` given `value` lower-cased as `String.lowercased` does it (ASCII byte by byte;
+    /// anything else through `String`), made in `scratch`.
+    private func withFolded(_ value: UnsafeRawBufferPointer, _ body: (UnsafeRawBufferPointer) -> Bool) -> Bool {
+        scratch.removeAll(keepingCapacity: true)
+        if value.allSatisfy({ $0 < 0x80 }) {
+            for byte in value { scratch.append(byte >= 0x41 && byte <= 0x5A ? byte | 0x20 : byte) }
+        } else {
+            scratch.append(contentsOf: String(decoding: value, as: UTF8.self).lowercased().utf8)
+        }
+        return scratch.withUnsafeBytes(body)
+    }
+
+    static func equal(_ value: UnsafeRawBufferPointer, _ wanted: String) -> Bool {
+        var wanted = wanted
+        return wanted.withUTF8 { w in
+            w.count == value.count && (w.count == 0 || memcmp(value.baseAddress!, w.baseAddress!, w.count) == 0)
         }
     }
 
     /// Byte for byte: `String`'s own comparisons take canonically equivalent text as equal.
+    static func starts(_ value: UnsafeRawBufferPointer, with prefix: String, then next: UInt8? = nil) -> Bool {
+        var prefix = prefix
+        return prefix.withUTF8 { p in
+            let length = p.count + (next == nil ? 0 : 1)
+            guard value.count >= length else { return false }
+            if p.count > 0 && memcmp(value.baseAddress!, p.baseAddress!, p.count) != 0 { return false }
+            return next.map { value[p.count] == $0 } ?? true
+        }
+    }
+
     static func hasPrefix(_ text: String, _ prefix: String) -> Bool {
         text.utf8.starts(with: prefix.utf8)
     }
 
-    static func contains(_ text: String, _ part: String) -> Bool {
-        var text = text, part = part
-        return text.withUTF8 { haystack in
-            part.withUTF8 { needle in
-                guard let first = needle.first else { return true }
-                guard needle.count <= haystack.count else { return false }
-                var at = 0
-                let last = haystack.count - needle.count
-                while at <= last {
-                    if haystack[at] == first && memcmp(haystack.baseAddress! + at, needle.baseAddress!, needle.count) == 0 { return true }
-                    at += 1
+    /// Whether `value` holds `part` (lower case) in any ASCII case, compared in place; nil
+    /// when either is not all ASCII (then it is lower-cased whole, `withFolded`).
+    static func containsIgnoringASCIICase(_ value: UnsafeRawBufferPointer, _ part: String) -> Bool? {
+        var part = part
+        return part.withUTF8 { needle -> Bool? in
+            guard !needle.contains(where: { $0 >= 0x80 }) else { return nil }
+            var found = needle.isEmpty
+            var at = 0
+            let count = value.count, length = needle.count
+            while at < count {
+                let byte = value[at]
+                if byte >= 0x80 { return nil }
+                if !found && at + length <= count && (byte &- 0x41 < 26 ? byte | 0x20 : byte) == needle[0] {
+                    var n = 1
+                    while n < length {
+                        let b = value[at + n]
+                        if (b &- 0x41 < 26 ? b | 0x20 : b) != needle[n] { break }
+                        n += 1
+                    }
+                    found = n == length
                 }
-                return false
+                at += 1
             }
+            return found
+        }
+    }
+
+    static func contains(_ value: UnsafeRawBufferPointer, _ part: String) -> Bool {
+        var part = part
+        return part.withUTF8 { needle in
+            guard let first = needle.first else { return true }
+            guard needle.count <= value.count else { return false }
+            let base = value.baseAddress!
+            var at = 0
+            let last = value.count - needle.count
+            while at <= last {
+                guard let found = memchr(base + at, Int32(first), last - at + 1) else { return false }
+                at = base.distance(to: UnsafeRawPointer(found))
+                if memcmp(base + at, needle.baseAddress!, needle.count) == 0 { return true }
+                at += 1
+            }
+            return false
         }
     }
 }
-
-#if canImport(Glibc)
-import Glibc
-#endif

@@ -32,8 +32,8 @@ enum TagIndex {
 
     /// Sort order: by sort, then value, byte by byte (as SQLite compares text).
     static func precedes(_ a: Key, _ b: Key) -> Bool {
-        if a.sort != b.sort { return a.sort.utf8.lexicographicallyPrecedes(b.sort.utf8) }
-        return a.value.utf8.lexicographicallyPrecedes(b.value.utf8)
+        if a.sort != b.sort { return a.sort.precedes(b.sort) }
+        return a.value.precedes(b.value)
     }
 
     static func block(_ entries: [Entry]) -> [UInt8] {
@@ -75,6 +75,27 @@ enum TagIndex {
             }
             return reader.atEnd ? entries : nil
         }
+    }
+
+    /// Each entry of an expanded row, in place: `wanted` gets the entry's value and says
+    /// whether its directories are wanted, which go to `directory` one by one. False when the
+    /// row is not whole.
+    static func forEachEntry(
+        _ raw: UnsafeRawBufferPointer, wanted: (UnsafeRawBufferPointer) throws(CommandFailure) -> Bool, directory: (Int) -> Void
+    ) throws(CommandFailure) -> Bool {
+        var reader = ListingRecord.Reader(raw)
+        guard reader.byte() == format, let count = reader.varint(), count >= 0, count <= raw.count else { return false }
+        for _ in 0..<count {
+            guard let value = reader.text(), reader.text() != nil, let n = reader.varint(), n >= 0, n <= raw.count else { return false }
+            let taken = try wanted(value)
+            var last = 0
+            for _ in 0..<n {
+                guard let step = reader.varint() else { return false }
+                last += step
+                if taken { directory(last) }
+            }
+        }
+        return reader.atEnd
     }
 
     /// Every key a directory's songs give each tag.
