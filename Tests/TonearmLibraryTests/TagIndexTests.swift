@@ -11,9 +11,10 @@ final class TagIndexTests: XCTestCase {
     func testEntriesComeBackAsTheyWentIn() {
         let entries = [
             TagIndex.Entry(key: key("Beatles, The"), directories: [0]),
-            TagIndex.Entry(key: key("The Beatles", "Beatles, The"), directories: [1, 2, 300, 1 << 40]),
+            TagIndex.Entry(key: key("The Beatles", "Beatles, The"), directories: [1, 2, 300, 1 << 40], everySong: [2, 1 << 40]),
             TagIndex.Entry(key: key("Sigur Rós"), directories: [7]),
-            TagIndex.Entry(key: key("東京事変", "Tokyo Jihen"), directories: Array(stride(from: 5, to: 50_000, by: 7))),
+            TagIndex.Entry(key: key("東京事変", "Tokyo Jihen"), directories: Array(stride(from: 5, to: 50_000, by: 7)),
+                           everySong: Set(stride(from: 5, to: 50_000, by: 21))),
             TagIndex.Entry(key: key("a\u{1E}b\n\0"), directories: [3]),
         ]
         for list in [[], entries, Array(entries.prefix(1))] {
@@ -34,11 +35,11 @@ final class TagIndexTests: XCTestCase {
             damaged[at] ^= 0x55
             _ = damaged.withUnsafeBytes { TagIndex.entries($0) }
         }
-        let descending: [UInt8] = [TagIndex.format, 1, 1, 0x61, 0, 2, 5, 0]
+        let descending: [UInt8] = [TagIndex.format, 1, 1, 0x61, 0, 2, 10, 0]
         XCTAssertNil(Deflate.compressed(descending).withUnsafeBytes { TagIndex.entries($0) })
-        let ascending: [UInt8] = [TagIndex.format, 1, 1, 0x61, 0, 2, 5, 1]
+        let ascending: [UInt8] = [TagIndex.format, 1, 1, 0x61, 0, 2, 10, 3]
         XCTAssertEqual(Deflate.compressed(ascending).withUnsafeBytes { TagIndex.entries($0) },
-                       [TagIndex.Entry(key: key("a"), directories: [5, 6])])
+                       [TagIndex.Entry(key: key("a"), directories: [5, 6], everySong: [6])])
         XCTAssertNil(Deflate.compressed([TagIndex.format + 1, 0]).withUnsafeBytes { TagIndex.entries($0) })
     }
 
@@ -64,6 +65,7 @@ final class TagIndexTests: XCTestCase {
                 if Bool.random(using: &generator) { tags.append((.artist, artists.randomElement(using: &generator)!)) }
                 if Bool.random(using: &generator) { tags.append((.albumArtist, artists.randomElement(using: &generator)!)) }
                 if Bool.random(using: &generator) { tags.append((.artistSort, "D, The")) }
+                if Bool.random(using: &generator) { tags.append((.genre, "Rock")) }
                 return LibrarySong(path: "\(n).flac", tags: tags)
             }
         }
@@ -88,16 +90,19 @@ final class TagIndexTests: XCTestCase {
         }
     }
 
-    /// The keys of a directory: each tag's values with their sorts; AlbumArtist from Artist
-    /// when a song has none, sorted by AlbumArtistSort or ArtistSort.
-    func testADirectorysKeysIncludeAlbumArtistTakenFromArtist() {
+    /// The keys of a directory: each tag's values with their sorts, and whether every song
+    /// has it; AlbumArtist from Artist when a song has none, sorted by AlbumArtistSort or
+    /// ArtistSort; a value twice in one song is one song's.
+    func testADirectorysKeysSayWhetherEverySongHasThem() {
         let keys = TagIndex.keys(of: [
-            LibrarySong(path: "1", tags: [(.artist, "The D"), (.artistSort, "D, The"), (.title, "One")]),
-            LibrarySong(path: "2", tags: [(.artist, "E"), (.albumArtist, "F"), (.title, "One")]),
+            LibrarySong(path: "1", tags: [(.artist, "The D"), (.artistSort, "D, The"), (.title, "One"), (.genre, "G"), (.genre, "G")]),
+            LibrarySong(path: "2", tags: [(.artist, "E"), (.albumArtist, "F"), (.title, "One"), (.genre, "G")]),
         ])
-        XCTAssertEqual(keys[.artist], [key("The D", "D, The"), key("E")])
-        XCTAssertEqual(keys[.albumArtist], [key("The D", "D, The"), key("F")])
-        XCTAssertEqual(keys[.title], [key("One")])
-        XCTAssertEqual(keys[.artistSort], [key("D, The")])
+        XCTAssertEqual(keys[.artist], [key("The D", "D, The"): false, key("E"): false])
+        XCTAssertEqual(keys[.albumArtist], [key("The D", "D, The"): false, key("F"): false])
+        XCTAssertEqual(keys[.title], [key("One"): true])
+        XCTAssertEqual(keys[.genre], [key("G"): true])
+        XCTAssertEqual(keys[.artistSort], [key("D, The"): false])
+        XCTAssertEqual(TagIndex.keys(of: []).count, 0)
     }
 }

@@ -154,18 +154,11 @@ final class IndexCatalog: LibraryCatalog, @unchecked Sendable {
             // Each combination of the groups' values and the tag's, in the order of what
             // sorts them (the least of a value's sorts), group by group.
             var rows: [[String]: [String]] = [:]
-            // Songs of one album have the same values one after another: a song whose values
-            // are the last one's adds nothing.
-            var signature = Signature(tags: [tag] + groups)
-            try Self.forEachMatch(matcher, reader) { _, view, _ in
-                guard signature.changed(view) else { return }
-                let values = Self.values(of: tag, view)
-                guard !values.isEmpty else { return }
+            func add(_ values: [(value: String, sort: String)], _ groupValues: [[(value: String, sort: String)]]) {
                 var combinations: [(values: [String], sorts: [String])] = [([], [])]
-                for group in groups {
-                    var these = Self.values(of: group, view)
-                    if these.isEmpty { these = [("", "")] }
-                    combinations = combinations.flatMap { c in these.map { (c.values + [$0.value], c.sorts + [$0.sort]) } }
+                for these in groupValues {
+                    let these = these.isEmpty ? [("", "")] : these
+                    combinations = combinations.flatMap { c in these.map { (c.values + [$0.0], c.sorts + [$0.1]) } }
                 }
                 for c in combinations {
                     for value in values {
@@ -178,6 +171,40 @@ final class IndexCatalog: LibraryCatalog, @unchecked Sendable {
                         }
                     }
                 }
+            }
+            var read: Set<Int>?
+            let tags = [tag] + groups
+            if filters.isEmpty && !tags.contains(where: TagIndex.hashedTags.contains) {
+                // A directory whose songs all have each of its values of these tags gives its
+                // combinations from the rows; the others' records are read.
+                let unavailable = try Self.unavailableDirectories(reader)
+                var byDirectory: [Int: [[(value: String, sort: String, everySong: Bool)]]] = [:]
+                for (n, each) in tags.enumerated() {
+                    for entry in try Self.entries(of: each, reader) {
+                        for directory in entry.directories where n > 0 || !unavailable.contains(directory) {
+                            guard n == 0 || byDirectory[directory] != nil else { continue }
+                            byDirectory[directory, default: Array(repeating: [], count: tags.count)][n]
+                                .append((entry.key.value, entry.key.sort, entry.everySong.contains(directory)))
+                        }
+                    }
+                }
+                read = []
+                for (directory, lists) in byDirectory {
+                    if lists.allSatisfy({ $0.allSatisfy(\.everySong) }) {
+                        add(lists[0].map { ($0.value, $0.sort) }, lists.dropFirst().map { $0.map { ($0.value, $0.sort) } })
+                    } else {
+                        read?.insert(directory)
+                    }
+                }
+            }
+            // Songs of one album have the same values one after another: a song whose values
+            // are the last one's adds nothing.
+            var signature = Signature(tags: tags)
+            try Self.forEachMatch(matcher, reader, within: read) { _, view, _ in
+                guard signature.changed(view) else { return }
+                let values = Self.values(of: tag, view)
+                guard !values.isEmpty else { return }
+                add(values, groups.map { Self.values(of: $0, view) })
             }
             let ordered = rows.sorted { a, b in
                 for n in a.key.indices {
@@ -250,8 +277,25 @@ final class IndexCatalog: LibraryCatalog, @unchecked Sendable {
 
     func count(_ filters: [TagFilter], matching: Matching, groupedBy group: Tag?) throws(CommandFailure) -> [SongCount] {
         try reading { reader, matcher throws(CommandFailure) -> [SongCount] in
+            // Without filters, each directory's songs and play time are in its row.
+            var directories: [(id: Int, songs: Int, playTime: Double)] = []
+            if filters.isEmpty {
+                try Self.sql { () throws(SQLiteError) in
+                    try reader.statement("SELECT id, songs, play_time FROM directories WHERE available = 1 AND songs > 0").rows([]) { row in
+                        directories.append((row.integer(0), row.integer(1), row.real(2)))
+                        return true
+                    }
+                }
+            }
             guard let group else {
                 var total = SongCount(songs: 0, playTime: 0)
+                if filters.isEmpty {
+                    for directory in directories {
+                        total.songs += directory.songs
+                        total.playTime += directory.playTime
+                    }
+                    return [total]
+                }
                 try Self.forEachMatch(matcher, reader) { _, view, _ in
                     total.songs += 1
                     total.playTime += view.duration ?? 0
@@ -259,9 +303,39 @@ final class IndexCatalog: LibraryCatalog, @unchecked Sendable {
                 return [total]
             }
             var counts: [String: (sort: String, count: SongCount)] = [:]
+            func add(_ value: String, _ sort: String, songs: Int, playTime: Double) {
+                var entry = counts[value] ?? (sort, SongCount(group: value, songs: 0, playTime: 0))
+                if sort.precedes(entry.sort) { entry.sort = sort }
+                entry.count.songs += songs
+                entry.count.playTime += playTime
+                counts[value] = entry
+            }
+            var read: Set<Int>?
+            if filters.isEmpty && !TagIndex.hashedTags.contains(group) {
+                // A directory whose songs all have each of its values of the group counts whole;
+                // the others' records are read.
+                var byDirectory: [Int: [(value: String, sort: String, everySong: Bool)]] = [:]
+                for entry in try Self.entries(of: group, reader) {
+                    for directory in entry.directories {
+                        byDirectory[directory, default: []].append((entry.key.value, entry.key.sort, entry.everySong.contains(directory)))
+                    }
+                }
+                read = []
+                for directory in directories {
+                    let values = byDirectory[directory.id] ?? []
+                    guard values.allSatisfy(\.everySong) else {
+                        read?.insert(directory.id)
+                        continue
+                    }
+                    var sorts: [String: String] = [:]
+                    for (value, sort, _) in values where sorts[value].map({ sort.precedes($0) }) ?? true { sorts[value] = sort }
+                    if sorts.isEmpty { sorts[""] = "" }
+                    for (value, sort) in sorts { add(value, sort, songs: directory.songs, playTime: directory.playTime) }
+                }
+            }
             var signature = Signature(tags: [group])
             var values: [String: String] = [:]
-            try Self.forEachMatch(matcher, reader) { _, view, _ in
+            try Self.forEachMatch(matcher, reader, within: read) { _, view, _ in
                 if signature.changed(view) {
                     values = [:]
                     for (value, sort) in Self.values(of: group, view) {
@@ -270,13 +344,7 @@ final class IndexCatalog: LibraryCatalog, @unchecked Sendable {
                     }
                     if values.isEmpty { values[""] = "" }
                 }
-                for (value, sort) in values {
-                    var entry = counts[value] ?? (sort, SongCount(group: value, songs: 0, playTime: 0))
-                    if sort.precedes(entry.sort) { entry.sort = sort }
-                    entry.count.songs += 1
-                    entry.count.playTime += view.duration ?? 0
-                    counts[value] = entry
-                }
+                for (value, sort) in values { add(value, sort, songs: 1, playTime: view.duration ?? 0) }
             }
             return counts.sorted { a, b in
                 a.value.sort != b.value.sort ? a.value.sort.precedes(b.value.sort)
@@ -419,12 +487,12 @@ final class IndexCatalog: LibraryCatalog, @unchecked Sendable {
     /// expanded record it is read from in place. The directories read are those the tag
     /// index names for the values each filter on a tag takes, and the one holding the file a
     /// filter names exactly (all of them, when no such filter), under `base`'s directory when
-    /// there is one.
+    /// there is one; only those `within`, when given.
     private static func forEachMatch(
-        _ matcher: SongMatcher, _ reader: Reader,
+        _ matcher: SongMatcher, _ reader: Reader, within: Set<Int>? = nil,
         _ body: (Int, ListingRecord.SongView, UnsafeRawBufferPointer) throws(CommandFailure) -> Void
     ) throws(CommandFailure) {
-        var named: Set<Int>?
+        var named = within
         var under: String?
         for condition in matcher.conditions where !condition.filter.negated {
             let tags: [Tag]

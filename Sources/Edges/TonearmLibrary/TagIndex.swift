@@ -3,17 +3,22 @@ import TonearmSQLite
 
 /// The index's way from a tag value to the songs that have it: for each tag, one row of
 /// `tag_index` holding every distinct value of that tag in the library, each with the value
-/// that sorts it and the directories (ids) whose records hold a song with that value.
+/// that sorts it and the directories (ids) whose records hold a song with that value — and of
+/// those, the ones where every song has it (an album's directory: its Album, AlbumArtist,
+/// Date, most often).
 ///
 /// A query asks the tags' rows which directories to read and matches the songs of their
-/// records (`SongMatcher`); a list of a tag's values reads the tag's row alone. Values are
-/// kept per directory, not per song, so that a change to a directory changes the rows of the
-/// values it gained and lost (`Changes`), found from its record before and after.
+/// records (`SongMatcher`); a list of a tag's values reads the tag's row alone, and a list
+/// grouped by other tags, or a count by one, reads only the records of directories whose
+/// songs do not all share their values. Values are kept per directory, not per song, so that
+/// a change to a directory changes the rows of the values it gained and lost (`Changes`),
+/// found from its record before and after.
 ///
 /// A row's bytes, before compression (`Deflate`): a format byte, the number of values, then
 /// each value in sort order (by its sort, then itself, byte by byte): the value, its sort
 /// (empty when the value sorts itself), the number of directories and their ids ascending,
-/// each as its difference from the one before. A string is its UTF-8 length, then its bytes.
+/// each as its difference from the one before, doubled, plus one where every song has the
+/// value. A string is its UTF-8 length, then its bytes.
 enum TagIndex {
     static let format: UInt8 = 1
 
@@ -28,6 +33,8 @@ enum TagIndex {
         var key: Key
         /// Ascending.
         var directories: [Int]
+        /// Those of `directories` where every song has the value.
+        var everySong: Set<Int> = []
     }
 
     /// Sort order: by sort, then value, byte by byte (as SQLite compares text).
@@ -45,7 +52,7 @@ enum TagIndex {
             ListingRecord.appendVarint(entry.directories.count, to: &out)
             var last = 0
             for directory in entry.directories {
-                ListingRecord.appendVarint(directory - last, to: &out)
+                ListingRecord.appendVarint((directory - last) << 1 | (entry.everySong.contains(directory) ? 1 : 0), to: &out)
                 last = directory
             }
         }
@@ -63,15 +70,18 @@ enum TagIndex {
             for _ in 0..<count {
                 guard let value = reader.string(), let sort = reader.string(), let n = reader.varint(),
                       n >= 0, n <= raw.count else { return nil }
-                var directories: [Int] = []
-                directories.reserveCapacity(n)
+                var entry = Entry(key: Key(value: value, sort: sort.isEmpty ? value : sort), directories: [])
+                entry.directories.reserveCapacity(n)
                 var last = 0
                 for _ in 0..<n {
-                    guard let step = reader.varint(), step > 0 || (step == 0 && directories.isEmpty) else { return nil }
+                    guard let posting = reader.varint(), posting >= 0 else { return nil }
+                    let step = posting >> 1
+                    guard step > 0 || (step == 0 && entry.directories.isEmpty) else { return nil }
                     last += step
-                    directories.append(last)
+                    entry.directories.append(last)
+                    if posting & 1 == 1 { entry.everySong.insert(last) }
                 }
-                entries.append(Entry(key: Key(value: value, sort: sort.isEmpty ? value : sort), directories: directories))
+                entries.append(entry)
             }
             return reader.atEnd ? entries : nil
         }
@@ -90,28 +100,38 @@ enum TagIndex {
             let taken = try wanted(value)
             var last = 0
             for _ in 0..<n {
-                guard let step = reader.varint() else { return false }
-                last += step
+                guard let posting = reader.varint(), posting >= 0 else { return false }
+                last += posting >> 1
                 if taken { directory(last) }
             }
         }
         return reader.atEnd
     }
 
-    /// Every key a directory's songs give each tag.
-    static func keys(of songs: [LibrarySong]) -> [Tag: Set<Key>] {
-        var keys: [Tag: Set<Key>] = [:]
+    /// Every key a directory's songs give each tag, with whether every song has it.
+    static func keys(of songs: [LibrarySong]) -> [Tag: [Key: Bool]] {
+        var counts: [Tag: [Key: Int]] = [:]
+        struct Seen: Hashable {
+            var tag: Tag
+            var key: Key
+        }
         for song in songs {
+            var seen = Set<Seen>()
             for row in IndexedTrack.rows(song.tags) {
+                let key: Key
                 if hashedTags.contains(row.tag) {
                     let hash = hashed(row.value)
-                    keys[row.tag, default: []].insert(Key(value: hash, sort: hash))
+                    key = Key(value: hash, sort: hash)
                 } else {
-                    keys[row.tag, default: []].insert(Key(value: row.value, sort: row.sort))
+                    key = Key(value: row.value, sort: row.sort)
+                }
+                // A value twice in one song counts once: one song.
+                if seen.insert(Seen(tag: row.tag, key: key)).inserted {
+                    counts[row.tag, default: [:]][key, default: 0] += 1
                 }
             }
         }
-        return keys
+        return counts.mapValues { $0.mapValues { $0 == songs.count } }
     }
 
     /// Tags whose every value names one song (MusicBrainz's recording and release-track ids):
@@ -153,66 +173,76 @@ enum TagIndex {
     /// Directories whose values changed in one transaction of a scan, to be written to the
     /// tags' rows before it commits.
     struct Changes {
-        /// By tag, the directories that lost a key and those that gained it.
-        private(set) var lost: [Tag: [Key: Set<Int>]] = [:]
-        private(set) var gained: [Tag: [Key: Set<Int>]] = [:]
+        /// By directory, its keys as the rows have them and as they are to be.
+        private var directories: [Int: (before: [Tag: [Key: Bool]], after: [Tag: [Key: Bool]])] = [:]
 
-        var isEmpty: Bool { lost.isEmpty && gained.isEmpty }
+        var isEmpty: Bool { directories.isEmpty }
 
-        /// Directory `id` had the songs that gave `before` and now gives `after`. A key it
-        /// gained earlier in these changes and now loses (or lost and gains back) is no change.
-        mutating func replace(directory id: Int, before: [Tag: Set<Key>], after: [Tag: Set<Key>]) {
-            for (tag, keys) in before {
-                for key in keys.subtracting(after[tag] ?? []) where gained[tag]?[key]?.remove(id) == nil {
-                    lost[tag, default: [:]][key, default: []].insert(id)
-                }
-            }
-            for (tag, keys) in after {
-                for key in keys.subtracting(before[tag] ?? []) where lost[tag]?[key]?.remove(id) == nil {
-                    gained[tag, default: [:]][key, default: []].insert(id)
-                }
-            }
+        /// Directory `id` had the songs that gave `before` and now gives `after` (when it
+        /// changed before in these changes, `before` is what it had first).
+        mutating func replace(directory id: Int, before: [Tag: [Key: Bool]], after: [Tag: [Key: Bool]]) {
+            directories[id] = (directories[id]?.before ?? before, after)
         }
 
         /// Writes the changed rows (inside the caller's transaction) and empties the changes.
         mutating func write(_ db: Database) throws(SQLiteError) {
             guard !isEmpty else { return }
+            // By tag, by key: the directories it leaves, and those it is in now (with whether
+            // every song there has it).
+            var lost: [Tag: [Key: Set<Int>]] = [:]
+            var gained: [Tag: [Key: [Int: Bool]]] = [:]
+            for (id, change) in directories {
+                for (tag, keys) in change.before {
+                    for (key, _) in keys where change.after[tag]?[key] == nil { lost[tag, default: [:]][key, default: []].insert(id) }
+                }
+                for (tag, keys) in change.after {
+                    for (key, every) in keys where change.before[tag]?[key] != every { gained[tag, default: [:]][key, default: [:]][id] = every }
+                }
+            }
             let select = try db.prepare(TagIndex.selectSQL)
             for tag in Set(lost.keys).union(gained.keys) {
-                var map: [Key: Set<Int>] = [:]
-                for entry in try TagIndex.read(tag, select, database: db.path) { map[entry.key] = Set(entry.directories) }
+                var map = try TagIndex.map(TagIndex.read(tag, select, database: db.path))
                 for (key, ids) in lost[tag] ?? [:] {
-                    guard var kept = map[key] else { continue }
-                    kept.subtract(ids)
-                    map[key] = kept.isEmpty ? nil : kept
+                    for id in ids { map[key]?[id] = nil }
+                    if map[key]?.isEmpty == true { map[key] = nil }
                 }
-                for (key, ids) in gained[tag] ?? [:] where !ids.isEmpty { map[key, default: []].formUnion(ids) }
+                for (key, ids) in gained[tag] ?? [:] { map[key, default: [:]].merge(ids) { $1 } }
                 try TagIndex.store(tag, map, db)
             }
-            lost = [:]
-            gained = [:]
+            directories = [:]
         }
     }
 
+    /// A row's entries by key: each key's directories, with whether every song there has it.
+    static func map(_ entries: [Entry]) -> [Key: [Int: Bool]] {
+        var map: [Key: [Int: Bool]] = [:]
+        for entry in entries {
+            map[entry.key] = Dictionary(uniqueKeysWithValues: entry.directories.map { ($0, entry.everySong.contains($0)) })
+        }
+        return map
+    }
+
     /// Writes `tag`'s row from its keys and their directories (deletes it when there are none).
-    static func store(_ tag: Tag, _ map: [Key: Set<Int>], _ db: Database) throws(SQLiteError) {
+    static func store(_ tag: Tag, _ map: [Key: [Int: Bool]], _ db: Database) throws(SQLiteError) {
         guard !map.isEmpty else {
             try db.prepare("DELETE FROM tag_index WHERE tag = ?").run(.integer(tag.index))
             return
         }
-        let entries = map.map { Entry(key: $0.key, directories: $0.value.sorted()) }.sorted { precedes($0.key, $1.key) }
+        let entries = map.map { key, ids in
+            Entry(key: key, directories: ids.keys.sorted(), everySong: Set(ids.filter(\.value).keys))
+        }.sorted { precedes($0.key, $1.key) }
         try db.prepare("INSERT OR REPLACE INTO tag_index(tag, block) VALUES(?, ?)").run(.integer(tag.index), .blob(block(entries)))
     }
 
     /// Makes every tag's row again from the directories' records (after a scan into an empty
     /// library, or one cut short before that). Inside the caller's transaction.
     static func rebuild(_ db: Database) throws(SQLiteError) {
-        var maps: [Tag: [Key: Set<Int>]] = [:]
+        var maps: [Tag: [Key: [Int: Bool]]] = [:]
         try db.prepare("SELECT id, listing FROM directories WHERE listing IS NOT NULL").rows([]) { row in
             let id = row.integer(0)
             guard let songs = row.withBlob(1, ListingRecord.songs) else { return true }
             for (tag, keys) in keys(of: songs) {
-                for key in keys { maps[tag, default: [:]][key, default: []].insert(id) }
+                for (key, every) in keys { maps[tag, default: [:]][key, default: [:]][id] = every }
             }
             return true
         }
