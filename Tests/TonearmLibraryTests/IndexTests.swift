@@ -547,7 +547,7 @@ final class IndexTests: IndexTestCase {
     func contents(_ db: Database) throws -> [String] {
         var out: [String] = []
         try db.prepare("SELECT path, listing, songs, play_time FROM directories ORDER BY path").rows([]) { row in
-            let songs = row.isNull(1) ? [] : row.withBlob(1, ListingRecord.entries) ?? []
+            let songs = row.isNull(1) ? [] : row.withBlob(1) { ListingRecord.entries($0) } ?? []
             out.append("\(row.text(0) ?? "?"): \(row.integer(2)) \(row.real(3)) " + songs.map { entry in
                 "\(entry.song.path) \(entry.modifiedNanoseconds) \(entry.song.tags.map { "\($0.tag.rawValue)=\($0.value)" })"
             }.joined(separator: ", "))
@@ -567,7 +567,7 @@ final class IndexTests: IndexTestCase {
         let db = try Database(path: tmp.file("library.db"))
         var directories: [(id: Int, entries: [ListingRecord.Entry])] = []
         try db.prepare("SELECT id, listing FROM directories WHERE listing IS NOT NULL").rows([]) { row in
-            directories.append((row.integer(0), row.withBlob(1, ListingRecord.entries) ?? []))
+            directories.append((row.integer(0), row.withBlob(1) { ListingRecord.entries($0) } ?? []))
             return true
         }
         try db.execute("""

@@ -100,6 +100,24 @@ final class ListingRecordTests: XCTestCase {
         XCTAssertNil(Deflate.compressed(other).withUnsafeBytes { ListingRecord.songs($0) })
     }
 
+    /// One inflater expands block after block, a damaged or cut block between them failing
+    /// alone.
+    func testOneInflaterExpandsManyBlocksAndADamagedOneFailsAlone() {
+        let inflater = Deflate.Inflater()
+        let blocks = (0..<50).map { n in Deflate.compressed((0..<(n * 97)).map { UInt8(truncatingIfNeeded: $0 * n) }) }
+        for (n, block) in blocks.enumerated() {
+            XCTAssertEqual(block.withUnsafeBytes { inflater.expanded($0) }, (0..<(n * 97)).map { UInt8(truncatingIfNeeded: $0 * n) })
+            var damaged = block
+            if damaged.count > 4 {
+                damaged[damaged.count / 2] ^= 0x5A
+                _ = damaged.withUnsafeBytes { inflater.expanded($0) }
+                XCTAssertNil(Array(block.dropLast()).withUnsafeBytes { inflater.expanded($0) }, "cut \(n)")
+                XCTAssertNil((block + [1]).withUnsafeBytes { inflater.expanded($0) }, "longer \(n)")
+            }
+        }
+        XCTAssertEqual(blocks[7].withUnsafeBytes { inflater.expanded($0) }, (0..<(7 * 97)).map { UInt8(truncatingIfNeeded: $0 * 7) })
+    }
+
     func testDeflateGivesBackWhatItWasGiven() {
         for bytes: [UInt8] in [[], [0], Array(repeating: 7, count: 100_000), (0..<65_536).map { UInt8(truncatingIfNeeded: ($0 &* 2_654_435_761) >> 13) }] {
             let block = Deflate.compressed(bytes)

@@ -28,16 +28,41 @@ enum Deflate {
 
     /// The bytes `block` was made of; nil when it is not a whole block of ours.
     static func expanded(_ block: UnsafeRawBufferPointer) -> [UInt8]? {
-        var reader = ListingRecord.Reader(block)
-        guard let count = reader.varint(), count <= largestExpanded else { return nil }
-        let rest = reader.rest()
-        if count == 0 { return rest.isEmpty ? [] : nil }
-        var out = [UInt8](repeating: 0, count: count)
-        var length = uLong(count), consumed = uLong(rest.count)
-        let status = out.withUnsafeMutableBufferPointer { target in
-            uncompress2(target.baseAddress, &length, rest.baseAddress?.assumingMemoryBound(to: Bytef.self), &consumed)
+        Inflater().expanded(block)
+    }
+
+    /// One zlib stream made once and reset for each block: a query expanding the records of
+    /// hundreds of directories sets zlib up once, not once per record (which took as long as
+    /// expanding them).
+    final class Inflater {
+        private var stream = z_stream()
+        private var ready = false
+
+        init() {
+            ready = inflateInit_(&stream, ZLIB_VERSION, Int32(MemoryLayout<z_stream>.size)) == Z_OK
         }
-        // Whole: the stream ends where the block does, and gives exactly what it claims.
-        return status == Z_OK && Int(length) == count && Int(consumed) == rest.count ? out : nil
+
+        deinit {
+            if ready { inflateEnd(&stream) }
+        }
+
+        /// The bytes `block` was made of; nil when it is not a whole block of ours.
+        func expanded(_ block: UnsafeRawBufferPointer) -> [UInt8]? {
+            var reader = ListingRecord.Reader(block)
+            guard ready, let count = reader.varint(), count >= 0, count <= Deflate.largestExpanded else { return nil }
+            let rest = reader.rest()
+            if count == 0 { return rest.isEmpty ? [] : nil }
+            guard !rest.isEmpty, inflateReset(&stream) == Z_OK else { return nil }
+            var out = [UInt8](repeating: 0, count: count)
+            let status = out.withUnsafeMutableBufferPointer { target -> Int32 in
+                stream.next_in = UnsafeMutablePointer(mutating: rest.baseAddress!.assumingMemoryBound(to: Bytef.self))
+                stream.avail_in = uInt(rest.count)
+                stream.next_out = target.baseAddress
+                stream.avail_out = uInt(count)
+                return inflate(&stream, Z_FINISH)
+            }
+            // Whole: the stream ends where the block does, and gives exactly what it claims.
+            return status == Z_STREAM_END && stream.avail_in == 0 && stream.avail_out == 0 ? out : nil
+        }
     }
 }

@@ -32,6 +32,8 @@ final class IndexCatalog: LibraryCatalog, @unchecked Sendable {
     /// Used under its connection's lock only.
     private final class Reader: @unchecked Sendable {
         let db: Database
+        /// Expands the records and rows this connection reads.
+        let inflater = Deflate.Inflater()
         private var kept: [String: Statement] = [:]
 
         init(_ db: Database) { self.db = db }
@@ -89,7 +91,7 @@ final class IndexCatalog: LibraryCatalog, @unchecked Sendable {
         var recorded: [LibrarySong]?
         try reader.statement("SELECT id, listing FROM directories WHERE path = ? AND available = 1").rows([.text(directory)]) { row in
             found = row.integer(0)
-            if !row.isNull(1) { recorded = row.withBlob(1, ListingRecord.songs) }
+            if !row.isNull(1) { recorded = row.withBlob(1) { ListingRecord.songs($0, reader.inflater) } }
             return false
         }
         guard let id = found else { return nil }
@@ -108,33 +110,31 @@ final class IndexCatalog: LibraryCatalog, @unchecked Sendable {
         try reading { reader, matcher throws(CommandFailure) -> Int in
             // Found directory by directory, handed out in the order of their paths (byte by
             // byte, as a listing sorts). The first matches are kept whole; past them only
-            // where they are, and their songs read again.
-            var found: [(path: String, directory: Int, index: Int, song: LibrarySong?)] = []
+            // where they are, and read again if they are handed out.
+            var found: [(path: String, directory: Int, start: Int, song: LibrarySong?)] = []
             try Self.forEachMatch(matcher, reader) { directory, view, raw in
-                // Kept only when every match is handed out (a page is read again: a few).
-                let song = query.window == nil && found.count < Self.songsKept ? ListingRecord.entry(at: view.start, in: raw)?.song : nil
-                found.append((String(decoding: view.path, as: UTF8.self), directory, view.index, song))
+                let song = found.count < Self.songsKept ? ListingRecord.entry(at: view.start, in: raw)?.song : nil
+                found.append((String(decoding: view.path, as: UTF8.self), directory, view.start, song))
             }
             found.sort { $0.path.precedes($1.path) }
             let window = query.window.map { $0.clamped(to: 0..<found.count) } ?? 0..<found.count
-            var held: (directory: Int, songs: [LibrarySong])?
+            var held: (directory: Int, record: [UInt8])?
             for place in found[window] {
-                if let song = place.song {
-                    if !each(song) { break }
-                    continue
+                var song = place.song
+                if song == nil {
+                    if held?.directory != place.directory {
+                        held = (place.directory, try Self.record(ofDirectory: place.directory, reader) ?? [])
+                    }
+                    song = held?.record.withUnsafeBytes { ListingRecord.entry(at: place.start, in: $0)?.song }
                 }
-                if held?.directory != place.directory {
-                    held = (place.directory, try Self.songs(ofDirectory: place.directory, reader))
-                }
-                guard let songs = held?.songs, songs.indices.contains(place.index) else { continue }
-                if !each(songs[place.index]) { break }
+                if let song, !each(song) { break }
             }
             return found.count
         } matching: { (query.filters, query.matching) }
     }
 
     /// How many of a query's matches are kept whole as they are found: a few thousand songs
-    /// (a few MB at most); a query that matches more reads the rest again in path order.
+    /// (a few MB at most); a query that matches more reads those it hands out again.
     static let songsKept = 2_000
 
     func values(of tag: Tag, filters: [TagFilter], groupedBy groups: [Tag], _ each: ([String]) -> Bool) throws(CommandFailure) {
@@ -472,14 +472,15 @@ final class IndexCatalog: LibraryCatalog, @unchecked Sendable {
         }
     }
 
-    private static func songs(ofDirectory id: Int, _ reader: Reader) throws(CommandFailure) -> [LibrarySong] {
-        try sql { () throws(SQLiteError) -> [LibrarySong] in
-            var songs: [LibrarySong] = []
+    /// Directory `id`'s record, expanded.
+    private static func record(ofDirectory id: Int, _ reader: Reader) throws(CommandFailure) -> [UInt8]? {
+        try sql { () throws(SQLiteError) -> [UInt8]? in
+            var record: [UInt8]?
             try reader.statement("SELECT listing FROM directories WHERE id = ? AND listing IS NOT NULL").rows([.integer(id)]) { row in
-                songs = row.withBlob(0, ListingRecord.songs) ?? []
+                record = row.withBlob(0, reader.inflater.expanded)
                 return false
             }
-            return songs
+            return record
         }
     }
 
@@ -527,7 +528,7 @@ final class IndexCatalog: LibraryCatalog, @unchecked Sendable {
                 let row = try sql { () throws(SQLiteError) -> [UInt8]? in
                     var expanded: [UInt8]? = []
                     try reader.statement(TagIndex.selectSQL).rows([.integer(tag.index)]) { row in
-                        expanded = row.withBlob(0, Deflate.expanded)
+                        expanded = row.withBlob(0, reader.inflater.expanded)
                         return false
                     }
                     return expanded
@@ -553,7 +554,7 @@ final class IndexCatalog: LibraryCatalog, @unchecked Sendable {
         func take(_ id: Int, _ path: String, _ record: UnsafeRawBufferPointer) throws(CommandFailure) {
             if let under, let prefix, path != under, !SongMatcher.hasPrefix(path, prefix) { return }
             guard !matcher.budget.isSpent else { throw CommandFailure(.badArgument, QueryBudget.refusal) }
-            guard let expanded = Deflate.expanded(record) else { return }
+            guard let expanded = reader.inflater.expanded(record) else { return }
             var failure: CommandFailure?
             expanded.withUnsafeBytes { raw in
                 do throws(CommandFailure) {

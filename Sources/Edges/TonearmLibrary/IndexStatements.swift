@@ -37,7 +37,7 @@ final class IndexStatements {
     static func entries(ofDirectory id: Int, _ select: Statement) throws(SQLiteError) -> [ListingRecord.Entry] {
         var entries: [ListingRecord.Entry] = []
         try select.rows([.integer(id)]) { row in
-            entries = row.withBlob(0, ListingRecord.entries) ?? []
+            entries = row.withBlob(0) { ListingRecord.entries($0) } ?? []
             return false
         }
         return entries

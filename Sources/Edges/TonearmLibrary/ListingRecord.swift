@@ -49,14 +49,14 @@ enum ListingRecord {
     }
 
     /// The songs of a record; nil when `block` is not a whole record of this format.
-    static func songs(_ block: UnsafeRawBufferPointer) -> [LibrarySong]? {
-        entries(block)?.map(\.song)
+    static func songs(_ block: UnsafeRawBufferPointer, _ inflater: Deflate.Inflater = Deflate.Inflater()) -> [LibrarySong]? {
+        entries(block, inflater)?.map(\.song)
     }
 
     /// The songs of a record with their times to the nanosecond; nil when `block` is not a
     /// whole record of this format.
-    static func entries(_ block: UnsafeRawBufferPointer) -> [Entry]? {
-        guard let bytes = Deflate.expanded(block) else { return nil }
+    static func entries(_ block: UnsafeRawBufferPointer, _ inflater: Deflate.Inflater = Deflate.Inflater()) -> [Entry]? {
+        guard let bytes = inflater.expanded(block) else { return nil }
         return bytes.withUnsafeBytes { raw -> [Entry]? in
             var entries: [Entry] = []
             let whole = try? forEachSong(raw) { view in

@@ -238,9 +238,10 @@ enum TagIndex {
     /// library, or one cut short before that). Inside the caller's transaction.
     static func rebuild(_ db: Database) throws(SQLiteError) {
         var maps: [Tag: [Key: [Int: Bool]]] = [:]
+        let inflater = Deflate.Inflater()
         try db.prepare("SELECT id, listing FROM directories WHERE listing IS NOT NULL").rows([]) { row in
             let id = row.integer(0)
-            guard let songs = row.withBlob(1, ListingRecord.songs) else { return true }
+            guard let songs = row.withBlob(1, { ListingRecord.songs($0, inflater) }) else { return true }
             for (tag, keys) in keys(of: songs) {
                 for (key, every) in keys { maps[tag, default: [:]][key, default: [:]][id] = every }
             }
