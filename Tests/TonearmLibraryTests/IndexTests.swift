@@ -95,6 +95,43 @@ final class IndexTests: IndexTestCase {
         }
     }
 
+    /// A song sorts among the songs of the directories under its own ("a/t" after "a/sub/…",
+    /// "a b/…" before "a/…"): a page whose total is not wanted stops reading once its songs
+    /// are known, and is the page one that counts would give.
+    func testAPageThatNeedNotCountStopsReadingAndIsThePageThatCounts() throws {
+        let files = ["a/c.flac", "a/t.flac", "a/sub/y.flac", "a/sub/deep/1.flac", "a b/z.flac", "a-b/q.flac", "b/m.flac", "b/sub/n.flac", "b/o.flac", "0.flac"]
+        for (number, file) in files.enumerated() {
+            try Tracks.write(music + "/" + file, tags: [("TITLE", "T\(number)"), ("GENRE", number % 3 == 0 ? "Folk" : "Rock")])
+        }
+        let (index, _) = try makeIndex()
+        try scan(index)
+        let catalog = index.catalog
+        for filters in [[], [TagFilter(.tag(.genre), "Folk", negated: true)], [TagFilter(.base, "a")]] {
+            var all: [String] = []
+            let total = try catalog.songs(SongQuery(filters, matching: .exact)) { all.append($0.path); return true }
+            XCTAssertEqual(all, all.sorted { $0.precedes($1) })
+            XCTAssertEqual(total, all.count)
+            for lower in 0...total + 1 {
+                for upper in lower...total + 1 {
+                    var counted: [String] = [], uncounted: [String] = []
+                    try catalog.songs(SongQuery(filters, matching: .exact, window: lower..<upper)) { counted.append($0.path); return true }
+                    let read = try catalog.songs(SongQuery(filters, matching: .exact, window: lower..<upper, countsAll: false)) {
+                        uncounted.append($0.path)
+                        return true
+                    }
+                    XCTAssertEqual(uncounted, counted, "\(filters) \(lower)..<\(upper)")
+                    XCTAssertEqual(counted, Array(all[min(lower, total)..<min(upper, total)]))
+                    XCTAssertLessThanOrEqual(read, total)
+                    XCTAssertGreaterThanOrEqual(read, min(upper, total))
+                }
+            }
+            var first: [String] = []
+            let read = try catalog.songs(SongQuery(filters, matching: .exact, window: 0..<1, countsAll: false)) { first.append($0.path); return true }
+            XCTAssertEqual(first, [all[0]])
+            XCTAssertLessThan(read, total, "\(filters): reading stopped before the last directory")
+        }
+    }
+
     func testARescanReadsOnlyWhatChangedAndPrunesWhatWent() throws {
         try writeTree()
         let (index, _) = try makeIndex()

@@ -129,11 +129,15 @@ public struct SongQuery: Sendable, Hashable {
     public var filters: [TagFilter]
     public var matching: Matching
     public var window: Range<Int>?
+    /// Whether the caller wants how many songs match in all. When not, a catalog may stop
+    /// reading once it knows the window's songs, and count only those it read.
+    public var countsAll: Bool
 
-    public init(_ filters: [TagFilter], matching: Matching, window: Range<Int>? = nil) {
+    public init(_ filters: [TagFilter], matching: Matching, window: Range<Int>? = nil, countsAll: Bool = true) {
         self.filters = filters
         self.matching = matching
         self.window = window
+        self.countsAll = countsAll
     }
 }
 
@@ -290,7 +294,8 @@ public protocol LibraryCatalog: Sendable {
     func readingDirectories<T>(
         _ body: (_ listDirectory: (String) throws(CommandFailure) -> DirectoryListing) throws(CommandFailure) -> T
     ) throws(CommandFailure) -> T
-    /// Songs matching `query`, in path order; returns how many matched in all.
+    /// Songs matching `query`, in path order; returns how many matched in all (at least as
+    /// many as the window reaches, when `query.countsAll` is false).
     @discardableResult
     func songs(_ query: SongQuery, _ each: (LibrarySong) -> Bool) throws(CommandFailure) -> Int
     /// The distinct values of `tag` among songs matching `filters` (exactly), each with the

@@ -112,8 +112,24 @@ final class IndexCatalog: LibraryCatalog, @unchecked Sendable {
             // byte, as a listing sorts). The first matches are kept whole; past them only
             // where they are, and read again if they are handed out.
             var found: [(path: String, directory: Int, start: Int, song: LibrarySong?)] = []
-            try Self.forEachMatch(matcher, reader) { directory, view, raw in
+            // Directories are read in path order, and a song sorts after its directory's
+            // path: a match that precedes the next directory's path precedes every song still
+            // to be read. Once that many fill the window, nothing more is needed.
+            var settled = 0, pending: [Int] = []
+            let enough: ((String) -> Bool)? = query.countsAll ? nil : query.window.map { window in
+                { next in
+                    guard found.count >= window.upperBound else { return false }
+                    pending.removeAll { index in
+                        guard found[index].path.precedes(next) else { return false }
+                        settled += 1
+                        return true
+                    }
+                    return settled >= window.upperBound
+                }
+            }
+            try Self.forEachMatch(matcher, reader, until: enough) { directory, view, raw in
                 let song = found.count < Self.songsKept ? ListingRecord.entry(at: view.start, in: raw)?.song : nil
+                pending.append(found.count)
                 found.append((String(decoding: view.path, as: UTF8.self), directory, view.start, song))
             }
             found.sort { $0.path.precedes($1.path) }
@@ -488,9 +504,11 @@ final class IndexCatalog: LibraryCatalog, @unchecked Sendable {
     /// expanded record it is read from in place. The directories read are those the tag
     /// index names for the values each filter on a tag takes, and the one holding the file a
     /// filter names exactly (all of them, when no such filter), under `base`'s directory when
-    /// there is one; only those `within`, when given.
+    /// there is one; only those `within`, when given. Where no filter names directories,
+    /// they are read in path order when `until` is given, and it is asked before each with
+    /// its path whether to stop.
     private static func forEachMatch(
-        _ matcher: SongMatcher, _ reader: Reader, within: Set<Int>? = nil,
+        _ matcher: SongMatcher, _ reader: Reader, within: Set<Int>? = nil, until enough: ((String) -> Bool)? = nil,
         _ body: (Int, ListingRecord.SongView, UnsafeRawBufferPointer) throws(CommandFailure) -> Void
     ) throws(CommandFailure) {
         var named = within
@@ -575,6 +593,13 @@ final class IndexCatalog: LibraryCatalog, @unchecked Sendable {
                 }
                 return failure == nil
             }
+            // In path order where `until` may stop the reading.
+            func inOrder(_ row: Statement) -> Bool {
+                let path = row.text(2) ?? ""
+                if let enough, enough(path) { return false }
+                return each(row, id: row.integer(0), path: path)
+            }
+            let order = enough == nil ? "" : " ORDER BY path"
             if let named {
                 let select = try reader.statement("SELECT path, listing FROM directories WHERE id = ? AND available = 1 AND listing IS NOT NULL")
                 for id in named.sorted() where failure == nil {
@@ -585,13 +610,11 @@ final class IndexCatalog: LibraryCatalog, @unchecked Sendable {
                 // follows "/"), by the paths' index.
                 try reader.statement("""
                     SELECT id, listing, path FROM directories
-                    WHERE (path = ? OR (path > ? AND path < ?)) AND available = 1 AND listing IS NOT NULL
-                    """).rows([.text(under), .text(under + "/"), .text(under + "0")]) { row in
-                    each(row, id: row.integer(0), path: row.text(2) ?? "")
-                }
+                    WHERE (path = ? OR (path > ? AND path < ?)) AND available = 1 AND listing IS NOT NULL\(order)
+                    """).rows([.text(under), .text(under + "/"), .text(under + "0")], inOrder)
             } else {
-                try reader.statement("SELECT id, listing, path FROM directories WHERE available = 1 AND listing IS NOT NULL")
-                    .rows([]) { row in each(row, id: row.integer(0), path: row.text(2) ?? "") }
+                try reader.statement("SELECT id, listing, path FROM directories WHERE available = 1 AND listing IS NOT NULL\(order)")
+                    .rows([], inOrder)
             }
         }
         if let failure { throw failure }

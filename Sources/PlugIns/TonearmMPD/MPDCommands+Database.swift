@@ -96,7 +96,7 @@ extension MPDCommands {
                 let page = offset..<min(window.upperBound, offset + pageSize)
                 let (text, found) = try await mpd.query { (catalog) throws(CommandFailure) -> (String, Int) in
                     var text = "", found = 0
-                    try catalog.songs(SongQuery(filters, matching: matching, window: page)) { song in
+                    try catalog.songs(SongQuery(filters, matching: matching, window: page, countsAll: false)) { song in
                         text += MPDSong.block(song, tags: tags)
                         found += 1
                         return true
