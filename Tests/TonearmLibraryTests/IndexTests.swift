@@ -650,7 +650,17 @@ final class IndexTests: IndexTestCase {
                               optional(song.replayGain.trackPeak), optional(song.replayGain.albumGain),
                               optional(song.replayGain.albumPeak), .integer(song.hasPicture ? 1 : 0))
                 let trackID = db.lastInsertRowID
-                for (seq, row) in IndexedTrack.rows(song.tags).enumerated() {
+                // Schema 5's rows: the file's values in its order, then AlbumArtist taken from Artist.
+                var rows = song.tags.map { tag, value in
+                    (tag: tag, value: value, sort: tag.sortTag.flatMap(song.first) ?? value, own: true)
+                }
+                if song.first(.albumArtist) == nil {
+                    Tag.albumArtist.forEachValue(in: song.tags.map { (tag: $0.tag.index, value: $0.value) }) { value, sort in
+                        rows.append((.albumArtist, value, sort ?? value, false))
+                        return true
+                    }
+                }
+                for (seq, row) in rows.enumerated() {
                     try value.run(.integer(row.tag.index), .text(row.value))
                     try tagRow.run(.integer(trackID), .integer(row.tag.index), .integer(seq),
                                    row.sort == row.value ? .null : .text(row.sort), .integer(row.own ? 1 : 0),

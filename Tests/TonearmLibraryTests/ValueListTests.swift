@@ -48,7 +48,12 @@ final class ValueListTests: IndexTestCase {
         for directory in ["Whole", "Mixed", "Two"] { songs += try catalog.listDirectory(directory).songs }
         XCTAssertEqual(songs.count, 7)
         func rows(_ song: LibrarySong, _ tag: Tag) -> [(value: String, sort: String)] {
-            IndexedTrack.rows(song.tags).filter { $0.tag == tag }.map { ($0.value, $0.sort) }
+            var rows: [(value: String, sort: String)] = []
+            tag.forEachValue(in: song.tags.map { (tag: $0.tag.index, value: $0.value) }) { value, sort in
+                rows.append((value, sort ?? value))
+                return true
+            }
+            return rows
         }
         // The list, made song by song: each combination with the least sort of each value.
         func expected(_ tag: Tag, _ groups: [Tag]) -> [String] {

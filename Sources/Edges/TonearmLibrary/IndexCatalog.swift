@@ -266,27 +266,13 @@ final class IndexCatalog: LibraryCatalog, @unchecked Sendable {
         }
     }
 
-    /// A song's values of `tag`, each with the value that sorts it: what `IndexedTrack.rows`
-    /// gives, read from the song in place.
+    /// A song's values of `tag`, each with the value that sorts it (`Tag.forEachValue`).
     private static func values(of tag: Tag, _ view: ListingRecord.SongView) -> [(value: String, sort: String)] {
-        func first(_ tag: Tag?) -> String? {
-            guard let number = tag?.index, let found = view.tags.first(where: { $0.tag == number }) else { return nil }
-            return String(decoding: found.value, as: UTF8.self)
-        }
         var values: [(value: String, sort: String)] = []
-        var sort: String??
-        let wanted = tag.index
-        for (number, value) in view.tags where number == wanted {
-            if sort == nil { sort = .some(first(tag.sortTag)) }
+        tag.forEachValue(in: view.tags) { value, sort in
             let text = String(decoding: value, as: UTF8.self)
-            values.append((text, (sort ?? nil) ?? text))
-        }
-        guard values.isEmpty && tag == .albumArtist else { return values }
-        let taken = first(.albumArtistSort) ?? first(.artistSort)
-        let artist = Tag.artist.index
-        for (number, value) in view.tags where number == artist {
-            let text = String(decoding: value, as: UTF8.self)
-            values.append((text, taken ?? text))
+            values.append((text, sort.map { String(decoding: $0, as: UTF8.self) } ?? text))
+            return true
         }
         return values
     }

@@ -46,31 +46,33 @@ struct IndexedTrack {
         let number = value[..<slash].filter { $0 != " " }
         return number.isEmpty ? nil : String(number)
     }
-
-    /// A song's tag values as the index finds it by them: every value it has, with the value
-    /// that sorts it (its sort tag's first value, or itself), and whether the file has it
-    /// (`own`) or it is AlbumArtist taken from Artist for a file without one.
-    static func rows(_ tags: [(tag: Tag, value: String)]) -> [TagRow] {
-        func first(_ tag: Tag) -> String? { tags.first { $0.tag == tag }?.value }
-        var rows: [TagRow] = []
-        rows.reserveCapacity(tags.count + 1)
-        for (tag, value) in tags {
-            rows.append(TagRow(tag: tag, value: value, sort: tag.sortTag.flatMap(first) ?? value, own: true))
-        }
-        if first(.albumArtist) == nil {
-            let sort = first(.albumArtistSort) ?? first(.artistSort)
-            for (tag, value) in tags where tag == .artist {
-                rows.append(TagRow(tag: .albumArtist, value: value, sort: sort ?? value, own: false))
-            }
-        }
-        return rows
-    }
 }
 
-/// One value of one tag of a song, with the value that sorts it (`IndexedTrack.rows`).
-struct TagRow: Hashable {
-    var tag: Tag
-    var value: String
-    var sort: String
-    var own: Bool
+extension Tag {
+    /// A song's values of this tag, as it is found, listed and counted by them: its own, or,
+    /// for AlbumArtist on a song without one, its Artists. Each comes with the value that
+    /// sorts it (when `sorted`): the first of the song's values of the tag's sort tag
+    /// (AlbumArtistSort, else ArtistSort, for an Artist taken), else none. `tags` are a song's,
+    /// numbered as `Tag.index`; `body` returns false to stop.
+    func forEachValue<Value, Failure: Error>(
+        in tags: [(tag: Int, value: Value)], sorted: Bool = true,
+        _ body: (_ value: Value, _ sort: Value?) throws(Failure) -> Bool
+    ) throws(Failure) {
+        func first(_ tag: Tag?) -> Value? {
+            guard sorted, let number = tag?.index else { return nil }
+            return tags.first { $0.tag == number }?.value
+        }
+        let wanted = index
+        var sort: Value??
+        for (number, value) in tags where number == wanted {
+            if sort == nil { sort = .some(first(sortTag)) }
+            guard try body(value, sort ?? nil) else { return }
+        }
+        guard sort == nil, self == .albumArtist else { return }
+        let taken = first(.albumArtistSort) ?? first(.artistSort)
+        let artist = Tag.artist.index
+        for (number, value) in tags where number == artist {
+            guard try body(value, taken) else { return }
+        }
+    }
 }

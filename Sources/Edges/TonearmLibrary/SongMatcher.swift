@@ -13,8 +13,8 @@ import Glibc
 /// pattern); the query says whether case counts: not in a search (MPD's `search`), in
 /// everything else (`find`), whatever the filter's operator. Without case, values compare
 /// lower-cased (Unicode, as `String.lowercased`); with it, byte for byte. A tag's values are
-/// AlbumArtist's Artist for a song without an AlbumArtist; `any` compares the values the file
-/// has. Used by one thread at a time (one query).
+/// those `Tag.forEachValue` gives (AlbumArtist's Artist for a song without an AlbumArtist);
+/// `any` compares the values the file has. Used by one thread at a time (one query).
 final class SongMatcher {
     struct Condition {
         var filter: TagFilter
@@ -79,18 +79,12 @@ final class SongMatcher {
             for (_, value) in song.tags where try compare(condition, value) { return true }
             return false
         case .tag(let tag):
-            var has = false
-            let wanted = tag.index
-            for (number, value) in song.tags where number == wanted {
-                if try compare(condition, value) { return true }
-                has = true
+            var matched = false
+            try tag.forEachValue(in: song.tags, sorted: false) { value, _ throws(CommandFailure) -> Bool in
+                matched = try compare(condition, value)
+                return !matched
             }
-            guard !has && tag == .albumArtist else { return false }
-            let artist = Tag.artist.index
-            for (number, value) in song.tags where number == artist {
-                if try compare(condition, value) { return true }
-            }
-            return false
+            return matched
         }
     }
 

@@ -117,17 +117,23 @@ enum TagIndex {
         }
         for song in songs {
             var seen = Set<Seen>()
-            for row in IndexedTrack.rows(song.tags) {
-                let key: Key
-                if hashedTags.contains(row.tag) {
-                    let hash = hashed(row.value)
-                    key = Key(value: hash, sort: hash)
-                } else {
-                    key = Key(value: row.value, sort: row.sort)
-                }
-                // A value twice in one song counts once: one song.
-                if seen.insert(Seen(tag: row.tag, key: key)).inserted {
-                    counts[row.tag, default: [:]][key, default: 0] += 1
+            let numbered = song.tags.map { (tag: $0.tag.index, value: $0.value) }
+            var tags = Set(song.tags.map(\.tag))
+            tags.insert(.albumArtist)
+            for tag in tags {
+                tag.forEachValue(in: numbered) { value, sort in
+                    let key: Key
+                    if hashedTags.contains(tag) {
+                        let hash = hashed(value)
+                        key = Key(value: hash, sort: hash)
+                    } else {
+                        key = Key(value: value, sort: sort ?? value)
+                    }
+                    // A value twice in one song counts once: one song.
+                    if seen.insert(Seen(tag: tag, key: key)).inserted {
+                        counts[tag, default: [:]][key, default: 0] += 1
+                    }
+                    return true
                 }
             }
         }
