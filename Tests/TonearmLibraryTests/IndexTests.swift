@@ -99,14 +99,17 @@ final class IndexTests: IndexTestCase {
     /// "a b/…" before "a/…"): a page whose total is not wanted stops reading once its songs
     /// are known, and is the page one that counts would give.
     func testAPageThatNeedNotCountStopsReadingAndIsThePageThatCounts() throws {
-        let files = ["a/c.flac", "a/t.flac", "a/sub/y.flac", "a/sub/deep/1.flac", "a b/z.flac", "a-b/q.flac", "b/m.flac", "b/sub/n.flac", "b/o.flac", "0.flac"]
+        let files = ["a/c.flac", "a/t.flac", "a/sub/y.flac", "a/sub/deep/1.flac", "a b/z.flac", "a-b/q.flac", "a-a/r.flac",
+                     "a-b c/s.flac", "b/m.flac", "b/sub/n.flac", "b/o.flac", "0.flac", "~.flac"]
         for (number, file) in files.enumerated() {
             try Tracks.write(music + "/" + file, tags: [("TITLE", "T\(number)"), ("GENRE", number % 3 == 0 ? "Folk" : "Rock")])
         }
         let (index, _) = try makeIndex()
         try scan(index)
         let catalog = index.catalog
-        for filters in [[], [TagFilter(.tag(.genre), "Folk", negated: true)], [TagFilter(.base, "a")]] {
+        // A filter on a tag's value reads the directories its row names, each whole.
+        let narrowed = [TagFilter(.tag(.genre), "Rock")]
+        for filters in [[], [TagFilter(.tag(.genre), "Folk", negated: true)], [TagFilter(.base, "a")], narrowed] {
             var all: [String] = []
             let total = try catalog.songs(SongQuery(filters, matching: .exact)) { all.append($0.path); return true }
             XCTAssertEqual(all, all.sorted { $0.precedes($1) })
@@ -125,10 +128,23 @@ final class IndexTests: IndexTestCase {
                     XCTAssertGreaterThanOrEqual(read, min(upper, total))
                 }
             }
+            // The page after a song: the songs that follow it, whatever directory they are in.
+            for (place, last) in all.enumerated() {
+                for size in 1...3 {
+                    for countsAll in [true, false] {
+                        var page: [String] = []
+                        try catalog.songs(SongQuery(filters, matching: .exact, window: 0..<size, countsAll: countsAll, after: last)) {
+                            page.append($0.path)
+                            return true
+                        }
+                        XCTAssertEqual(page, Array(all[(place + 1)...].prefix(size)), "\(filters) after \(last)")
+                    }
+                }
+            }
             var first: [String] = []
             let read = try catalog.songs(SongQuery(filters, matching: .exact, window: 0..<1, countsAll: false)) { first.append($0.path); return true }
             XCTAssertEqual(first, [all[0]])
-            XCTAssertLessThan(read, total, "\(filters): reading stopped before the last directory")
+            if filters != narrowed { XCTAssertLessThan(read, total, "\(filters): reading stopped before the last directory") }
         }
     }
 

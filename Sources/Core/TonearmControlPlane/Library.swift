@@ -132,12 +132,16 @@ public struct SongQuery: Sendable, Hashable {
     /// Whether the caller wants how many songs match in all. When not, a catalog may stop
     /// reading once it knows the window's songs, and count only those it read.
     public var countsAll: Bool
+    /// Only songs whose paths follow this one (byte by byte): the page after one that ended
+    /// with it, read without going through the pages before.
+    public var after: String?
 
-    public init(_ filters: [TagFilter], matching: Matching, window: Range<Int>? = nil, countsAll: Bool = true) {
+    public init(_ filters: [TagFilter], matching: Matching, window: Range<Int>? = nil, countsAll: Bool = true, after: String? = nil) {
         self.filters = filters
         self.matching = matching
         self.window = window
         self.countsAll = countsAll
+        self.after = after
     }
 }
 

@@ -127,7 +127,7 @@ final class IndexCatalog: LibraryCatalog, @unchecked Sendable {
                     return settled >= window.upperBound
                 }
             }
-            try Self.forEachMatch(matcher, reader, until: enough) { directory, view, raw in
+            try Self.forEachMatch(matcher, reader, until: enough, after: query.after) { directory, view, raw in
                 let song = found.count < Self.songsKept ? ListingRecord.entry(at: view.start, in: raw)?.song : nil
                 pending.append(found.count)
                 found.append((String(decoding: view.path, as: UTF8.self), directory, view.start, song))
@@ -492,9 +492,9 @@ final class IndexCatalog: LibraryCatalog, @unchecked Sendable {
     /// filter names exactly (all of them, when no such filter), under `base`'s directory when
     /// there is one; only those `within`, when given. Where no filter names directories,
     /// they are read in path order when `until` is given, and it is asked before each with
-    /// its path whether to stop.
+    /// its path whether to stop. With `after`, only songs whose paths follow it.
     private static func forEachMatch(
-        _ matcher: SongMatcher, _ reader: Reader, within: Set<Int>? = nil, until enough: ((String) -> Bool)? = nil,
+        _ matcher: SongMatcher, _ reader: Reader, within: Set<Int>? = nil, until enough: ((String) -> Bool)? = nil, after: String? = nil,
         _ body: (Int, ListingRecord.SongView, UnsafeRawBufferPointer) throws(CommandFailure) -> Void
     ) throws(CommandFailure) {
         var named = within
@@ -563,6 +563,7 @@ final class IndexCatalog: LibraryCatalog, @unchecked Sendable {
             expanded.withUnsafeBytes { raw in
                 do throws(CommandFailure) {
                     _ = try ListingRecord.forEachSong(raw) { view throws(CommandFailure) -> Bool in
+                        if let after, !SongMatcher.follows(view.path, after) { return true }
                         if try matcher.matches(view) { try body(id, view, raw) }
                         return true
                     }
@@ -589,18 +590,49 @@ final class IndexCatalog: LibraryCatalog, @unchecked Sendable {
             if let named {
                 let select = try reader.statement("SELECT path, listing FROM directories WHERE id = ? AND available = 1 AND listing IS NOT NULL")
                 for id in named.sorted() where failure == nil {
-                    try select.rows([.integer(id)]) { row in each(row, id: id, path: row.text(0) ?? "") }
+                    try select.rows([.integer(id)]) { row in
+                        let path = row.text(0) ?? ""
+                        // Its songs lie before "path0" (below): none follows `after` when that does not.
+                        if let after, !path.isEmpty, !after.precedes(path + "0") { return false }
+                        return each(row, id: id, path: path)
+                    }
                 }
-            } else if let under, !under.isEmpty {
+                return
+            }
+            // After a song, a directory before its own holds songs past it only when its path
+            // begins the song's and a byte before "0" follows there: songs of "a" lie between
+            // "a/" and "a0", so "a/t" follows "a/sub/y" and "a b/z"; nothing in "a-a" follows
+            // "a-b/q". The top directory's songs have no prefix: it is read too.
+            var from: [SQLValue] = [], since = ""
+            if let after {
+                let directory = IndexScan.parent(of: after)
+                var ancestors = directory.isEmpty ? [] : [""]
+                for (place, byte) in directory.utf8.enumerated() where place > 0 && byte < UInt8(ascii: "0") {
+                    ancestors.append(String(decoding: directory.utf8.prefix(place), as: UTF8.self))
+                }
+                let select = try reader.statement("SELECT id, listing, path FROM directories WHERE path = ? AND available = 1 AND listing IS NOT NULL")
+                for ancestor in ancestors where failure == nil {
+                    var more = true
+                    try select.rows([.text(ancestor)]) { row in
+                        more = inOrder(row)
+                        return false
+                    }
+                    guard more else { return }
+                }
+                from = [.text(directory)]
+                since = " AND path >= ?"
+            }
+            guard failure == nil else { return }
+            if let under, !under.isEmpty {
                 // The directory and those under it: paths from "base/" up to "base0" ("0"
                 // follows "/"), by the paths' index.
                 try reader.statement("""
                     SELECT id, listing, path FROM directories
-                    WHERE (path = ? OR (path > ? AND path < ?)) AND available = 1 AND listing IS NOT NULL\(order)
-                    """).rows([.text(under), .text(under + "/"), .text(under + "0")], inOrder)
+                    WHERE (path = ? OR (path > ? AND path < ?)) AND available = 1 AND listing IS NOT NULL\(since)\(order)
+                    """).rows([.text(under), .text(under + "/"), .text(under + "0")] + from, inOrder)
             } else {
-                try reader.statement("SELECT id, listing, path FROM directories WHERE available = 1 AND listing IS NOT NULL\(order)")
-                    .rows([], inOrder)
+                try reader.statement("SELECT id, listing, path FROM directories WHERE available = 1 AND listing IS NOT NULL\(since)\(order)")
+                    .rows(from, inOrder)
             }
         }
         if let failure { throw failure }

@@ -150,6 +150,16 @@ final class SongMatcher {
         }
     }
 
+    /// Whether `value` sorts after `other`, byte by byte (`String.precedes`).
+    static func follows(_ value: UnsafeRawBufferPointer, _ other: String) -> Bool {
+        var other = other
+        return other.withUTF8 { o in
+            let common = min(value.count, o.count)
+            let order = common == 0 ? 0 : memcmp(value.baseAddress!, o.baseAddress!, common)
+            return order != 0 ? order > 0 : value.count > o.count
+        }
+    }
+
     static func hasPrefix(_ text: String, _ prefix: String) -> Bool {
         text.utf8.starts(with: prefix.utf8)
     }

@@ -91,22 +91,29 @@ extension MPDCommands {
             let window = try windowOption(rest) ?? 0..<Int.max
             let matching: Matching = call.name == "find" ? .exact : .substring
             let tags = call.client.tags
+            // The first page from the window's start, each next one after the last song given.
             var offset = window.lowerBound
+            var last: String?
             while offset < window.upperBound {
-                let page = offset..<min(window.upperBound, offset + pageSize)
-                let (text, found) = try await mpd.query { (catalog) throws(CommandFailure) -> (String, Int) in
+                let size = min(window.upperBound - offset, pageSize)
+                let page = last == nil ? offset..<offset + size : 0..<size
+                let query = SongQuery(filters, matching: matching, window: page, countsAll: false, after: last)
+                let (text, found, end) = try await mpd.query { (catalog) throws(CommandFailure) -> (String, Int, String?) in
                     var text = "", found = 0
-                    try catalog.songs(SongQuery(filters, matching: matching, window: page, countsAll: false)) { song in
+                    var end: String?
+                    try catalog.songs(query) { song in
                         text += MPDSong.block(song, tags: tags)
                         found += 1
+                        end = song.path
                         return true
                     }
-                    return (text, found)
+                    return (text, found, end)
                 }
                 call.out.append(text)
                 try await call.out.drain()
-                if found < page.count { break }
+                guard found == size, let end else { break }
                 offset += found
+                last = end
             }
             return ""
         }
