@@ -588,13 +588,24 @@ final class IndexCatalog: LibraryCatalog, @unchecked Sendable {
             }
             let order = enough == nil ? "" : " ORDER BY path"
             if let named {
-                let select = try reader.statement("SELECT path, listing FROM directories WHERE id = ? AND available = 1 AND listing IS NOT NULL")
-                for id in named.sorted() where failure == nil {
-                    try select.rows([.integer(id)]) { row in
+                // Their paths first, to read them in path order where `until` may stop.
+                var places: [(id: Int, path: String)] = []
+                let pathOf = try reader.statement("SELECT path FROM directories WHERE id = ? AND available = 1 AND listing IS NOT NULL")
+                for id in named.sorted() {
+                    try pathOf.rows([.integer(id)]) { row in
                         let path = row.text(0) ?? ""
                         // Its songs lie before "path0" (below): none follows `after` when that does not.
-                        if let after, !path.isEmpty, !after.precedes(path + "0") { return false }
-                        return each(row, id: id, path: path)
+                        if after.map({ path.isEmpty || $0.precedes(path + "0") }) ?? true { places.append((id, path)) }
+                        return false
+                    }
+                }
+                if enough != nil { places.sort { $0.path.precedes($1.path) } }
+                let select = try reader.statement("SELECT id, listing FROM directories WHERE id = ?")
+                for (id, path) in places where failure == nil {
+                    if let enough, enough(path) { return }
+                    try select.rows([.integer(id)]) { row in
+                        _ = each(row, id: id, path: path)
+                        return false
                     }
                 }
                 return
