@@ -490,9 +490,9 @@ final class IndexCatalog: LibraryCatalog, @unchecked Sendable {
     /// expanded record it is read from in place. The directories read are those the tag
     /// index names for the values each filter on a tag takes, and the one holding the file a
     /// filter names exactly (all of them, when no such filter), under `base`'s directory when
-    /// there is one; only those `within`, when given. Where no filter names directories,
-    /// they are read in path order when `until` is given, and it is asked before each with
-    /// its path whether to stop. With `after`, only songs whose paths follow it.
+    /// there is one; only those `within`, when given. When `until` is given, directories are
+    /// read in path order and it is asked before each with its path whether to stop. With
+    /// `after`, only songs whose paths follow it, from the directories that can hold them.
     private static func forEachMatch(
         _ matcher: SongMatcher, _ reader: Reader, within: Set<Int>? = nil, until enough: ((String) -> Bool)? = nil, after: String? = nil,
         _ body: (Int, ListingRecord.SongView, UnsafeRawBufferPointer) throws(CommandFailure) -> Void
