@@ -521,8 +521,11 @@ final class MPDCommandsTests: XCTestCase {
         XCTAssertEqual(MPDSong.decimal(2.0005), "2.001")
         XCTAssertEqual(MPDSong.time(0), "1970-01-01T00:00:00Z")
         XCTAssertEqual(MPDSong.time(1_700_000_000), "2023-11-14T22:13:20Z")
-        XCTAssertEqual(MPDSong.bits("S24_3LE"), "24")
-        XCTAssertEqual(MPDSong.bits("FLOAT_LE"), "f")
+        for (format, bits) in [("S24_3LE", "24"), ("FLOAT_LE", "f"), ("S16_LE", "16"), ("S32_LE", "32"), ("U8", "8"), ("FLOAT64_LE", "f"), ("MU_LAW", "MU_LAW")] {
+            var out: [UInt8] = []
+            MPDSong.appendBits(format, to: &out)
+            XCTAssertEqual(String(decoding: out, as: UTF8.self), bits, format)
+        }
         XCTAssertEqual(MPDSong.oneLine("a\nb"), "a b")
         XCTAssertEqual(MPDSong.oneLine("\nä\n\nb\n"), " ä  b ")
         XCTAssertEqual(MPDSong.decimal(-3), "0.000")

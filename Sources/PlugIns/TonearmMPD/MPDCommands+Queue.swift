@@ -220,10 +220,17 @@ extension MPDCommands {
 
     /// A queue item as MPD shows it: the library's tags when the index has the file.
     static func song(_ item: QueueItem, path: String, song: LibrarySong?, position: Int, tags: [Tag]) -> String {
-        var out = song.map { MPDSong.block($0, tags: tags) } ?? MPDSong.block(path: path, item.metadata, tags: tags)
+        var out: [UInt8] = []
+        appendSong(item, path: path, song: song, position: position, tags: tags, to: &out)
+        return String(decoding: out, as: UTF8.self)
+    }
+
+    /// `song(…)` appended to `out` as UTF-8.
+    static func appendSong(_ item: QueueItem, path: String, song: LibrarySong?, position: Int, tags: [Tag], to out: inout [UInt8]) {
         if let range = item.range {
+            var block = song.map { MPDSong.block($0, tags: tags) } ?? MPDSong.block(path: path, item.metadata, tags: tags)
             // Right after the file, as MPD shows it; the times are the range's.
-            var lines = out.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
+            var lines = block.split(separator: "\n", omittingEmptySubsequences: false).map(String.init)
             let end = range.end.map(MPDSong.decimal) ?? ""
             lines.insert("Range: \(MPDSong.decimal(range.start))-\(end)", at: min(1, lines.count))
             if let whole = item.metadata.duration {
@@ -234,11 +241,23 @@ extension MPDCommands {
                     return line
                 }
             }
-            out = lines.joined(separator: "\n")
+            block = lines.joined(separator: "\n")
+            out += block.utf8
+        } else if let song {
+            MPDSong.append(song, tags: tags, to: &out)
+        } else {
+            out += MPDSong.block(path: path, item.metadata, tags: tags).utf8
         }
-        out += "Pos: \(position)\nId: \(item.id)\n"
-        if item.priority > 0 { out += "Prio: \(item.priority)\n" }
-        return out
+        out += "Pos: ".utf8
+        out.appendDigits(position)
+        out += "\nId: ".utf8
+        out.appendDigits(item.id)
+        out.append(MPDSong.newline)
+        if item.priority > 0 {
+            out += "Prio: ".utf8
+            out.appendDigits(item.priority)
+            out.append(MPDSong.newline)
+        }
     }
 
     // MARK: Queue positions

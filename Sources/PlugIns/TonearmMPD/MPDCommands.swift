@@ -119,21 +119,22 @@ actor MPDCommands {
         guard request.authorized, !request.isList, request.commands.count == 1, let command = request.commands.first,
               command.arguments.isEmpty
         else { return nil }
-        let text: String
+        var out: [UInt8] = []
         switch command.name {
         case "status":
-            text = StatusCommands.statusText(plane.published, now: monotonicSeconds())
+            StatusCommands.appendStatus(plane.published, now: monotonicSeconds(), to: &out)
         case "currentsong":
             let (known, ownTags) = shared.withLock { ($0.currentSong, $0.ownTags.contains(request.clientID)) }
             guard !ownTags, case .answer(let song) = StatusCommands.currentSong(
                 in: plane.published, known: known, musicDirectory: settings.musicDirectory, indexed: plane.catalog != nil,
                 tags: MPDSong.tagOrder)
             else { return nil }
-            text = song
+            out = song
         default:
             return nil
         }
-        return Array((text + "OK\n").utf8)
+        out += "OK\n".utf8
+        return out
     }
 
     /// The answer to a request (what is left of it when parts went to `reply` already), and

@@ -64,7 +64,7 @@ enum MPDSong {
         }
     }
 
-    private static let newline = UInt8(ascii: "\n")
+    static let newline = UInt8(ascii: "\n")
 
     /// `n` in at least two digits (a month, an hour).
     private static func appendTwo(_ n: Int32, to out: inout [UInt8]) {
@@ -216,11 +216,11 @@ enum MPDSong {
         return String(decoding: out, as: UTF8.self)
     }
 
-    /// Bits per sample from ALSA's sample format name ("S16_LE" → 16, "S24_3LE" → 24);
-    /// "f" for float, as MPD says it.
-    static func bits(_ format: String) -> String {
-        if format.hasPrefix("FLOAT") { return "f" }
-        let digits = format.dropFirst().prefix { $0.isNumber }
-        return digits.isEmpty ? format : String(digits)
+    /// Bits per sample from ALSA's sample format name ("S16_LE" → 16, "S24_3LE" → 24), "f"
+    /// for float, as MPD says it; a name with no number after its first letter, whole.
+    static func appendBits(_ format: String, to out: inout [UInt8]) {
+        if format.hasPrefix("FLOAT") { return out.append(UInt8(ascii: "f")) }
+        let digits = format.utf8.dropFirst().prefix { $0 >= UInt8(ascii: "0") && $0 <= UInt8(ascii: "9") }
+        if digits.isEmpty { out += format.utf8 } else { out += digits }
     }
 }
