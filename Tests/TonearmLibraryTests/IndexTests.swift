@@ -395,24 +395,28 @@ final class IndexTests: IndexTestCase {
     }
 
     /// A bind mount stands in for a USB stick: unmounted, its songs are kept and marked
-    /// unavailable; mounted back, they are there again.
+    /// unavailable; mounted back, they are there again. Directories beside it whose names
+    /// differ only in case or begin with its name stay available.
     func testAnUnmountedStickIsMarkedUnavailableAndComesBack() throws {
         try writeTree()
         let stick = tmp.file("stick")
         try Tracks.write(stick + "/Album/01.flac", tags: [("ALBUM", "On The Stick"), ("TITLE", "Portable")])
+        try Tracks.write(music + "/USB/Other/01.flac", tags: [("ALBUM", "Beside The Stick"), ("TITLE", "Upper")])
+        try Tracks.write(music + "/usb.old/01.flac", tags: [("ALBUM", "Beside The Stick"), ("TITLE", "Older")])
         try FileManager.default.createDirectory(atPath: music + "/usb", withIntermediateDirectories: true)
         guard run("/bin/mount", ["--bind", stick, music + "/usb"]) else { throw XCTSkip("mount --bind is not allowed here") }
         var mounted = true
         defer { if mounted { _ = run("/bin/umount", [music + "/usb"]) } }
         let (index, _) = try makeIndex(watch: true)
-        XCTAssertEqual(try scan(index).indexed, 5)
+        XCTAssertEqual(try scan(index).indexed, 7)
 
         XCTAssertTrue(run("/bin/umount", [music + "/usb"]))
         mounted = false
         XCTAssertTrue(waitUntil(timeout: 120) { index.unavailable == ["usb"] }, "unavailable: \(index.unavailable)")
         XCTAssertEqual(try paths(index.catalog, [TagFilter(.tag(.album), "On The Stick")], .exact), [])
         XCTAssertFalse(try values(index.catalog, .album).contains("On The Stick"))
-        XCTAssertEqual(try index.catalog.totals().songs, 4)
+        XCTAssertEqual(try paths(index.catalog, [TagFilter(.tag(.album), "Beside The Stick")], .exact), ["USB/Other/01.flac", "usb.old/01.flac"])
+        XCTAssertEqual(try index.catalog.totals().songs, 6)
         // A full rescan keeps them, unavailable.
         let rescan = try scan(index)
         XCTAssertEqual(rescan.removed, 0)

@@ -15,6 +15,7 @@ final class IndexStatements {
     private let updateRecord: Statement
     private let deleteDirectoryRow: Statement
     private let setDirectoriesAvailable: Statement
+    private let setAllAvailable: Statement
 
     init(_ db: Database) throws(SQLiteError) {
         self.db = db
@@ -28,7 +29,10 @@ final class IndexStatements {
         selectRecord = try db.prepare(Self.recordSQL)
         updateRecord = try db.prepare("UPDATE directories SET listing = ?, songs = ?, play_time = ? WHERE id = ?")
         deleteDirectoryRow = try db.prepare("DELETE FROM directories WHERE id = ?")
-        setDirectoriesAvailable = try db.prepare("UPDATE directories SET available = ? WHERE path = ? OR path LIKE ? ESCAPE '\\'")
+        // Byte order, as the column compares: what lies under `dir` sorts from "dir/" up to,
+        // not including, "dir0" ("0" is the byte after "/"), whatever the case of its letters.
+        setDirectoriesAvailable = try db.prepare("UPDATE directories SET available = ? WHERE path = ? OR (path >= ? AND path < ?)")
+        setAllAvailable = try db.prepare("UPDATE directories SET available = ?")
     }
 
     /// A directory's record: its songs (none when it has no record yet, or one that cannot be read).
@@ -71,8 +75,8 @@ final class IndexStatements {
 
     /// Marks a directory and everything under it (un)available.
     func setSubtreeAvailable(_ path: String, _ available: Bool) throws(SQLiteError) {
-        let pattern = path.isEmpty ? "%" : likeEscaped(path) + "/%"
-        try setDirectoriesAvailable.run(.integer(available ? 1 : 0), .text(path), .text(pattern))
+        if path.isEmpty { return try setAllAvailable.run(.integer(available ? 1 : 0)) }
+        try setDirectoriesAvailable.run(.integer(available ? 1 : 0), .text(path), .text(path + "/"), .text(path + "0"))
     }
 }
 
@@ -89,14 +93,4 @@ extension Tag {
     /// `allCases`, made once.
     static let ordered = Array(Tag.allCases)
     private static let indexes = Dictionary(uniqueKeysWithValues: ordered.enumerated().map { ($1, $0) })
-}
-
-/// `text` with LIKE's wildcards (and the escape) escaped by `\`.
-func likeEscaped(_ text: String) -> String {
-    var out = ""
-    for c in text {
-        if c == "%" || c == "_" || c == "\\" { out.append("\\") }
-        out.append(c)
-    }
-    return out
 }
