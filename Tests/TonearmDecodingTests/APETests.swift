@@ -68,7 +68,7 @@ final class APETests: XCTestCase {
         let cases: [(String, [UInt8], [String], Range<Int>)] = [
             ("ape-v1", audio + ape + v1, ["APE", "1999", "v1 artist"], 0..<1000),
             ("ape", audio + ape, ["APE", "1999"], 0..<1000),
-            ("v1", audio + v1, ["v1", "v1 artist"], 0..<1000),
+            ("v1", audio + v1, ["v1 artist", "v1"], 0..<1000),
             ("v2-ape-v1", front + audio + ape + v1, ["ID3v2", "1999"], front.count..<(front.count + 1000)),
             ("none", audio, [], 0..<1000),
         ]

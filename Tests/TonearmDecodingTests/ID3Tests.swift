@@ -71,12 +71,14 @@ final class ID3Tests: XCTestCase {
             B.frame24("UFID", Array("http://example.com".utf8) + [0] + Array("abc".utf8)),
             B.frame24("UFID", Array("http://musicbrainz.org".utf8) + [0, 1, 2]),
         ]))
+        // In MPD's order, whatever the frames' (what mpd lists for the same file); the other
+        // frames after, in file order; MusicBrainz's recording id last.
         XCTAssertEqual(tags.comments.map(\.name), [
-            "TITLE", "ARTIST", "ALBUM", "ALBUMARTIST", "DATE", "TRACKNUMBER", "DISCNUMBER", "COMPOSER",
-            "REPLAYGAIN_TRACK_GAIN", "REPLAYGAIN_ALBUM_PEAK", "MUSICBRAINZ ALBUM ID", "COMMENT", "MUSICBRAINZ_TRACKID",
+            "ARTIST", "ALBUMARTIST", "TITLE", "ALBUM", "TRACKNUMBER", "DATE", "COMPOSER", "COMMENT", "DISCNUMBER",
+            "REPLAYGAIN_TRACK_GAIN", "REPLAYGAIN_ALBUM_PEAK", "MUSICBRAINZ ALBUM ID", "MUSICBRAINZ_TRACKID",
         ])
         XCTAssertEqual(tags.comments.map(\.value), [
-            "Title", "Artist", "Album", "Band", "2020-01-02", "3/12", "1/2", "Composer", "-6.50 dB", "0.98", "abc", "A comment",
+            "Artist", "Band", "Title", "Album", "3/12", "2020-01-02", "Composer", "A comment", "1/2", "-6.50 dB", "0.98", "abc",
             "0f3b1c1e-6a4e-4b8e-9f43-3b9a0a6d6b21",
         ])
         let info = TrackInfo(path: "x", codec: "MP3", format: .init(sampleRate: 44100, channels: 2, bitsPerSample: 16),
@@ -253,8 +255,8 @@ final class ID3Tests: XCTestCase {
     func testID3v1AndV11() throws {
         let v11 = ID3Bytes.v1(title: "Title", artist: "Artïst", album: "Album", year: "1987", comment: "Note", track: 7, genre: 17)
         let tags = try XCTUnwrap(ID3v1.read(v11))
-        XCTAssertEqual(tags.comments.map(\.name), ["TITLE", "ARTIST", "ALBUM", "DATE", "COMMENT", "TRACKNUMBER", "GENRE"])
-        XCTAssertEqual(tags.comments.map(\.value), ["Title", "Artïst", "Album", "1987", "Note", "7", "Rock"])
+        XCTAssertEqual(tags.comments.map(\.name), ["ARTIST", "TITLE", "ALBUM", "TRACKNUMBER", "DATE", "GENRE", "COMMENT"])
+        XCTAssertEqual(tags.comments.map(\.value), ["Artïst", "Title", "Album", "7", "1987", "Rock", "Note"])
         // v1.0: a 30-byte comment, no track; genre 255 is none; trailing spaces trimmed.
         let v10 = ID3Bytes.v1(title: "Spaced   ", artist: "", comment: String(repeating: "c", count: 30))
         let plain = try XCTUnwrap(ID3v1.read(v10))

@@ -80,6 +80,12 @@ final class MP4DemuxerTests: XCTestCase {
             XCTAssertEqual(info.comment("COMPOSER"), "Bach")
             XCTAssertEqual(info.replayGain, ReplayGain(trackGain: -6.5, trackPeak: 0.98, albumGain: nil, albumPeak: nil))
             XCTAssertEqual(info.comment("MUSICBRAINZ ALBUM ID"), "abc")
+            // In MPD's order, not the file's (ffmpeg writes the title first, the album artist
+            // third); the items mpd does not list follow in file order.
+            XCTAssertEqual(info.comments.map(\.name), [
+                "ARTIST", "ALBUM", "TITLE", "TRACKNUMBER", "GENRE", "DATE", "COMPOSER", "DISCNUMBER", "ALBUMARTIST",
+                "ENCODER", "REPLAYGAIN_TRACK_GAIN", "REPLAYGAIN_TRACK_PEAK", "MUSICBRAINZ ALBUM ID",
+            ])
             XCTAssertEqual(info.pictures.count, 1)
             let picture = try XCTUnwrap(info.preferredPicture)
             XCTAssertEqual(picture.type, Picture.frontCoverType)

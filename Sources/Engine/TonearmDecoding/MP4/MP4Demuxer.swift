@@ -241,6 +241,7 @@ struct MP4Demuxer {
         }
         guard var found = movie else { throw DecodeError(path: path, reason: .noAudio) }
         found.movieTimescale = movieTimescale
+        tags.comments = EmbeddedTags.ordered(tags.comments, by: MP4Tags.listingOrder)
         found.tags = tags
         return found
     }

@@ -17,6 +17,14 @@ struct MP4Tags {
         BoxType("soaa"): "ALBUMARTISTSORT", BoxType("soco"): "COMPOSERSORT",
     ]
 
+    /// The order the items are listed in, whatever their order in 'ilst': MPD's (its reader,
+    /// FFmpeg's, is asked one kind of tag at a time, the album artist last), so that MPD clients
+    /// see one song's tags as they would from mpd. The other items follow in file order.
+    static let listingOrder: [String: Int] = Dictionary(uniqueKeysWithValues: [
+        "ARTIST", "ALBUM", "TITLE", "TRACKNUMBER", "GENRE", "DATE", "COMPOSER", "GROUPING", "COMMENT", "DISCNUMBER",
+        "ALBUMARTIST",
+    ].enumerated().map { ($1, $0) })
+
     /// The 'data' box's well-known types used here.
     enum DataType {
         static let utf8: UInt32 = 1, utf16: UInt32 = 2, jpeg: UInt32 = 13, png: UInt32 = 14, bmp: UInt32 = 27

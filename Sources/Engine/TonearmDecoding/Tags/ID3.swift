@@ -17,6 +17,16 @@ public struct EmbeddedTags: Sendable {
         comments += other.comments.filter { !present.contains($0.name) }
         if pictures.isEmpty { pictures = other.pictures }
     }
+
+    /// Puts the comments in the order `ranks` gives their names, those of one rank in file order;
+    /// a name `ranks` lacks ranks `ranks.count`.
+    mutating func order(by ranks: [String: Int]) { comments = Self.ordered(comments, by: ranks) }
+
+    static func ordered(_ comments: [(name: String, value: String)], by ranks: [String: Int]) -> [(name: String, value: String)] {
+        comments.enumerated()
+            .sorted { (ranks[$0.element.name] ?? ranks.count, $0.offset) < (ranks[$1.element.name] ?? ranks.count, $1.offset) }
+            .map(\.element)
+    }
 }
 
 /// ID3v2.2, 2.3 and 2.4 tags, read from their bytes (pure Swift; MP3 files carry them in front,
@@ -241,6 +251,18 @@ public enum ID3v2 {
         "TSOC": "COMPOSERSORT", "TCMP": "COMPILATION", "TDRL": "RELEASEDATE", "TMOO": "MOOD",
     ]
 
+    /// The order the fields are listed in, whatever the order of the frames: MPD's (its ID3 reader
+    /// asks for them one kind at a time), so that MPD clients see one song's tags as they would
+    /// from mpd. The other text frames and TXXX follow in file order, MusicBrainz's UFID last.
+    static let listingOrder: [String: Int] = {
+        let names = ["ARTIST", "ALBUMARTIST", "ARTISTSORT", "ALBUMSORT", "ALBUMARTISTSORT", "TITLE", "ALBUM",
+                     "TRACKNUMBER", "DATE", "ORIGINALDATE", "GENRE", "COMPOSER", "CONDUCTOR", "PERFORMER",
+                     "GROUPING", "COMMENT", "DISCNUMBER", "LABEL"]
+        var ranks = Dictionary(uniqueKeysWithValues: names.enumerated().map { ($1, $0) })
+        ranks["MUSICBRAINZ_TRACKID"] = .max
+        return ranks
+    }()
+
     /// Gathers the mapped frames; TYER and TDAT are joined into DATE at the end.
     private struct FrameMapper {
         let keepPictureData: Bool
@@ -332,6 +354,7 @@ public enum ID3v2 {
                 let d = Array(dayMonth)
                 tags.comments[dateIndex].value = "\(year)-\(d[2])\(d[3])-\(d[0])\(d[1])"
             }
+            tags.order(by: ID3v2.listingOrder)
             return tags
         }
     }
@@ -418,6 +441,7 @@ public enum ID3v1 {
         if !comment.isEmpty { tags.comments.append(("COMMENT", comment)) }
         if isV11 { tags.comments.append(("TRACKNUMBER", String(bytes[126]))) }
         if ID3v2.genres.indices.contains(Int(bytes[127])) { tags.comments.append(("GENRE", ID3v2.genres[Int(bytes[127])])) }
+        tags.order(by: ID3v2.listingOrder)
         return tags
     }
 }
