@@ -587,6 +587,19 @@ final class IndexCatalog: LibraryCatalog, @unchecked Sendable {
                 return each(row, id: row.integer(0), path: path)
             }
             let order = enough == nil ? "" : " ORDER BY path"
+            if let named, enough == nil {
+                // In any order: each read whole, path and listing in one step.
+                let select = try reader.statement("SELECT id, listing, path FROM directories WHERE id = ? AND available = 1 AND listing IS NOT NULL")
+                for id in named.sorted() where failure == nil {
+                    try select.rows([.integer(id)]) { row in
+                        let path = row.text(2) ?? ""
+                        // Its songs lie before "path0" (below): none follows `after` when that does not.
+                        if after.map({ path.isEmpty || $0.precedes(path + "0") }) ?? true { _ = each(row, id: id, path: path) }
+                        return false
+                    }
+                }
+                return
+            }
             if let named {
                 // Their paths first, to read them in path order where `until` may stop.
                 var places: [(id: Int, path: String)] = []
