@@ -36,9 +36,13 @@ def as_left_justified(raw, fmt):
 class Capture:
     def __init__(self, path, fmt, rate):
         self.path, self.fmt = path, fmt
+        # A 2 s buffer, not arecord's 0.5 s: under emulation beside other work the guest can
+        # stall for longer than half a second, and a capture that overruns has lost what the
+        # test is there to hear. Its periods stay arecord's 125 ms: what is read when the
+        # capture stops is what it had by then.
         self.process = subprocess.Popen(
             ["arecord", "-q", "-D", "hw:CARD=Loopback,DEV=1", "-f", fmt, "-r", str(rate), "-c", "2",
-             "-t", "raw", path], stderr=subprocess.PIPE)
+             "--buffer-time=2000000", "--period-time=125000", "-t", "raw", path], stderr=subprocess.PIPE)
         # The daemon must find the capture side open, holding the format.
         support.wait_until(lambda: support.pcm_status("Loopback", 1, "c").get("state") == "RUNNING",
                            10, what="arecord to start")

@@ -134,7 +134,8 @@ class ProgramTests(support.KernelTestCase):
         daemon, capture, device = self.music_on_a_large_buffer()
         bound, promised = self.jumped(device)
         aplay = self.program_waiting(daemon, "nav")
-        started = self.play(aplay, right_tone(1.0, 700))
+        prompt = right_tone(1.0, 700)
+        started = self.play(aplay, prompt)
         self.finish(aplay)
         support.wait_until(lambda: not daemon.sessions_named("aplay"), 10, what="aplay's session to close")
         time.sleep(1.5)
@@ -149,7 +150,16 @@ class ProgramTests(support.KernelTestCase):
         self.assertGreaterEqual(heard, 0, "the prompt was heard before it was written")
         self.assertLess(heard, bound, f"the prompt was heard {heard:.1f} ms after it was written: "
                                       f"after the music buffered before it ({bound:.1f} ms)")
-        self.assertAlmostEqual((last - first) / RATE, 1.0, delta=0.01, msg="the whole prompt, once")
+        # Once and whole: as many frames sound as sound in the prompt written. Not its first to
+        # its last frame: under emulation on a busy machine aplay falls behind, and what a late
+        # program has not yet written is played as silence, which spreads the prompt out
+        # without adding to it (2.2 s from first to last beside a CPU hog).
+        written = numpy.frombuffer(prompt, dtype="<i2")[1::2]
+        expected = int(numpy.count_nonzero(numpy.abs(written.astype(numpy.int64)) > 0.02 * 2**15))
+        sounded = int(numpy.count_nonzero(numpy.abs(captured[1::2].astype(numpy.int64)) > 0.02 * 2**31))
+        self.assertAlmostEqual(sounded / expected, 1.0, delta=0.01,
+                               msg=f"the whole prompt, once: {sounded} frames sounded for {expected} written "
+                                   f"(from the first to the last {(last - first) / RATE:.3f} s)")
 
         full = float(numpy.median(level[at // WINDOW - 160:at // WINDOW - 20]))
         self.assertAlmostEqual(full, -9.03, delta=0.2, msg="the music at its level before the prompt")
