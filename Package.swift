@@ -74,6 +74,7 @@ let package = Package(
         systemLibrary("CTurboJPEG", pkgConfig: "libturbojpeg", apt: "libturbojpeg0-dev"),
         systemLibrary("CPNG", pkgConfig: "libpng16", apt: "libpng-dev"),
         systemLibrary("CZlib", pkgConfig: "zlib", apt: "zlib1g-dev"),
+        systemLibrary("CDeflate", pkgConfig: "libdeflate", apt: "libdeflate-dev"),
         .systemLibrary(name: "CCurl", providers: [.apt(["libcurl4-openssl-dev"])]),  // headers only: loaded with dlopen
         .systemLibrary(name: "CSwiftConcurrency"),  // the Swift runtime's executor hooks, for Swift 6.0
 
@@ -189,7 +190,7 @@ let package = Package(
         .target(
             name: "TonearmLibrary",
             dependencies: [
-                "CZlib", "TonearmAudio", "TonearmDecoding", "TonearmJSON", "TonearmControlPlane", "TonearmPlayer", "TonearmSQLite", "TonearmSystem",
+                "CDeflate", "CZlib", "TonearmAudio", "TonearmDecoding", "TonearmJSON", "TonearmControlPlane", "TonearmPlayer", "TonearmSQLite", "TonearmSystem",
                 .product(name: "SystemPackage", package: "swift-system"),
             ]
         ),
@@ -366,8 +367,8 @@ let layout: [(folder: String, modules: [String])] = [
     ("Engine", ["TonearmPlayback", "TonearmDecoding", "TonearmStreams"]),
     ("Edges", ["TonearmSystem", "TonearmALSA", "TonearmNetwork", "TonearmSQLite", "TonearmDBus", "TonearmImage", "TonearmLibrary",
                "TonearmControl", "TonearmControlJSON", "TonearmConfig"]),
-    ("Edges/C", ["CALSA", "CCurl", "CFAAD", "CFLAC", "CGPIOD", "CMPG123", "COpusFile", "CPNG", "CSQLite", "CSoxr", "CSwiftConcurrency",
-                 "CSystemd", "CTurboJPEG", "CVorbisFile", "CZlib"]),
+    ("Edges/C", ["CALSA", "CCurl", "CDeflate", "CFAAD", "CFLAC", "CGPIOD", "CMPG123", "COpusFile", "CPNG", "CSQLite", "CSoxr",
+                 "CSwiftConcurrency", "CSystemd", "CTurboJPEG", "CVorbisFile", "CZlib"]),
     ("PlugIns", ["TonearmMPD", "TonearmMPRIS", "TonearmWeb", "TonearmControlSocket", "TonearmPCMSessions", "TonearmGPIO", "TonearmInput",
                  "TonearmSerial"]),
     ("Daemon", ["TonearmDaemon"]),

@@ -125,4 +125,21 @@ final class ListingRecordTests: XCTestCase {
         }
         XCTAssertLessThan(Deflate.compressed(Array(repeating: 7, count: 100_000)).count, 1_000)
     }
+
+    /// Blocks are zlib's streams (`compress2`), in every database written so far, and
+    /// libdeflate expands them: this one is fixed bytes, 120 bytes compressed by zlib at level 6
+    /// (dynamic codes and back-references) behind their size, so that it holds whatever makes
+    /// the blocks.
+    func testABlockZlibMadeExpands() {
+        let zlib: [UInt8] = [
+            120, 0x78, 0x9C, 0xF3, 0x49, 0xCC, 0x2B, 0x49, 0x2D, 0xCA, 0x53, 0x08, 0xCE, 0xAE, 0x54, 0xD0, 0x57, 0xF0, 0x49, 0x2D, 0x01,
+            0xF2, 0x14, 0xD2, 0x8A, 0xF2, 0x73, 0x15, 0x4A, 0x32, 0x52, 0x15, 0x3C, 0x12, 0x8B, 0x92, 0xF2, 0x4B, 0x8B, 0x40, 0x32,
+            0x54, 0x56, 0x07, 0x00, 0xC0, 0x99, 0x28, 0xE4,
+        ]
+        let text = String(repeating: "Lantern Sky / Letter from the Harbour / ", count: 3)
+        XCTAssertEqual(zlib.withUnsafeBytes { Deflate.expanded($0) }, Array(text.utf8))
+        var checked = zlib
+        checked[checked.count - 1] ^= 1
+        XCTAssertNil(checked.withUnsafeBytes { Deflate.expanded($0) }, "its Adler-32 no longer matches")
+    }
 }

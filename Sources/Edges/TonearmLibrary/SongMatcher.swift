@@ -165,30 +165,50 @@ final class SongMatcher {
     }
 
     /// Whether `value` holds `part` (lower case) in any ASCII case, compared in place; nil
-    /// when either is not all ASCII (then it is lower-cased whole, `withFolded`).
+    /// when either is not all ASCII (then it is lower-cased whole, `withFolded`). A substring
+    /// search asks this of every value of a tag's row and of every song it reads: whether
+    /// the value is ASCII is asked eight bytes at a time, then only where the first byte
+    /// matches is the rest compared.
     static func containsIgnoringASCIICase(_ value: UnsafeRawBufferPointer, _ part: String) -> Bool? {
         var part = part
         return part.withUTF8 { needle -> Bool? in
-            guard !needle.contains(where: { $0 >= 0x80 }) else { return nil }
-            var found = needle.isEmpty
+            guard isASCII(UnsafeRawBufferPointer(needle)), isASCII(value) else { return nil }
+            guard let first = needle.first else { return true }
+            let length = needle.count
+            guard length <= value.count else { return false }
             var at = 0
-            let count = value.count, length = needle.count
-            while at < count {
-                let byte = value[at]
-                if byte >= 0x80 { return nil }
-                if !found && at + length <= count && (byte &- 0x41 < 26 ? byte | 0x20 : byte) == needle[0] {
+            let last = value.count - length
+            while at <= last {
+                if folded(value[at]) == first {
                     var n = 1
-                    while n < length {
-                        let b = value[at + n]
-                        if (b &- 0x41 < 26 ? b | 0x20 : b) != needle[n] { break }
-                        n += 1
-                    }
-                    found = n == length
+                    while n < length && folded(value[at + n]) == needle[n] { n += 1 }
+                    if n == length { return true }
                 }
                 at += 1
             }
-            return found
+            return false
         }
+    }
+
+    /// An ASCII byte in lower case.
+    @inline(__always)
+    private static func folded(_ byte: UInt8) -> UInt8 {
+        byte &- 0x41 < 26 ? byte | 0x20 : byte
+    }
+
+    /// Whether every byte is below 0x80.
+    static func isASCII(_ bytes: UnsafeRawBufferPointer) -> Bool {
+        var high: UInt64 = 0
+        var at = 0
+        while at + 8 <= bytes.count {
+            high |= bytes.loadUnaligned(fromByteOffset: at, as: UInt64.self)
+            at += 8
+        }
+        while at < bytes.count {
+            high |= UInt64(bytes[at])
+            at += 1
+        }
+        return high & 0x8080_8080_8080_8080 == 0
     }
 
     static func contains(_ value: UnsafeRawBufferPointer, _ part: String) -> Bool {
