@@ -10,8 +10,8 @@ import CZlib
 /// in a third of the time zlib's streaming `inflate` takes (the records of the bench's 20,000
 /// tracks: 12–14 ms against 35–37 ms; a title search expands hundreds of them), but its
 /// compressor allocates 668 KB where zlib's takes about 270 KB, and made for each record it
-/// raised the daemon's peak during a full scan. zlib compresses a record to the same size
-/// (1,737,219 bytes for those records, libdeflate's level 6 1,737,471).
+/// cost a full scan more CPU. zlib compresses the records to the same size (1,737,219 bytes
+/// for those, libdeflate's level 6 1,737,471).
 enum Deflate {
     /// Past this the size a block claims is not believed (a damaged record).
     static let largestExpanded = 1 << 28
