@@ -3,8 +3,8 @@
 With a half-second device buffer that the daemon takes back what it has not played from, a
 program's session is heard as a command is: `aplay -D tonearm:nav` goes ahead of the music
 already buffered, the daemon taking it back (how soon, against the rewind guard, a period and
-the buffer, is measured and printed), and the music ducks as it is; a `tonearm:call` silences the music as
-fast, and the music comes back after it. And what a program
+the buffer, is measured and printed), and the music ducks as it is; a `tonearm:call` silences
+the music as fast, and the music comes back after it. And what a program
 reads from snd_pcm_delay is when its audio is heard, within one period of the device, with the
 daemon on a small buffer and on the large one. All of it measured in what the loopback's
 capture side got, on the monotonic clock (`Capture.heard_at`)."""
@@ -152,8 +152,9 @@ class ProgramTests(support.KernelTestCase):
         # Ahead of the music already buffered: the daemon took back what the device had not
         # played to put the prompt and the duck in it (a rewind). How soon, against the buffer,
         # is measured and printed, not asserted: beside other work the emulated guest stalls,
-        # and a stall between the test's write and aplay's read adds to it (508 ms once, for a
-        # 500 ms buffer, with 19 rewinds).
+        # and what delays aplay between the test's write and its own adds to it (508 ms once,
+        # for a 500 ms buffer, with 19 rewinds; in another run the music ducked 54 ms after the
+        # write and the prompt was heard 365 ms after it).
         self.assertGreater(status["device"]["rewindCount"], rewinds,
                            f"no rewind: the prompt waited behind the buffered music (heard after {heard:.1f} ms)")
         # Once and whole: as many frames sound as sound in the prompt written. Not its first to

@@ -217,9 +217,10 @@ class USBDACRewindTests(support.KernelTestCase):
         reference = numpy.fromfile(fixtures.reference("music48"), dtype="<i4")
         first = int(numpy.flatnonzero(reference)[0])
         # The heard sample of the file's sample 0: where the file's first sounding samples are
-        # heard exactly, in a frame's first place. Not the first sound after `before`: QEMU
-        # writes its recording through a buffer, and beside other work the end of the run
-        # before can reach the file after this run measured it (every frame then differed).
+        # heard exactly, in a frame's first place. Not the first sound after `before`: once,
+        # beside other work, every frame differed from there, as if that sound were not this
+        # run's (QEMU writes its recording through a buffer: the end of the run before may
+        # reach the file after this run measured its size).
         want = reference[first:first + 64]
         start = next((int(i) - first for i in numpy.flatnonzero(heard == want[0])
                       if (i - first) % 2 == 0 and (heard[i:i + len(want)] == want).all()), None)
