@@ -187,7 +187,8 @@ class ProgramTests(support.KernelTestCase):
 
     def test_a_call_goes_ahead_of_the_buffered_music_silences_it_and_it_resumes_after(self):
         daemon, capture, device = self.music_on_a_large_buffer()
-        bound, promised = self.jumped(device)
+        _, promised = self.jumped(device)
+        rewinds = device["rewindCount"]
         aplay = self.program_waiting(daemon, "call")
         started = self.play(aplay, right_tone(1.5, 500))
         support.wait_until(lambda: daemon.status()["state"] == "paused", 10, what="the player to be interrupted")
@@ -203,8 +204,11 @@ class ProgramTests(support.KernelTestCase):
         level, first, last, at = self.analyse(captured, capture, started)
         heard = self.ms(capture, first, started)
         self.assertGreaterEqual(heard, 0, "the call was heard before it was written")
-        self.assertLess(heard, bound, f"the call was heard {heard:.1f} ms after it was written: after the music "
-                                      f"buffered before it ({bound:.1f} ms)")
+        # Ahead of the music already buffered: a rewind, as for the nav prompt above; how soon
+        # is printed below, not asserted (a wall-clock bound on an emulated guest beside other
+        # work failed that test once).
+        self.assertGreater(status["device"]["rewindCount"], rewinds,
+                           f"no rewind: the call waited behind the buffered music (heard after {heard:.1f} ms)")
         # The call's samples, every one, in order (the music is on the left only).
         call = numpy.frombuffer(right_tone(1.5, 500), dtype="<i2")[1::2].astype(numpy.int32) << 16
         start = first - int(numpy.flatnonzero(call)[0])
@@ -238,9 +242,16 @@ class ProgramTests(support.KernelTestCase):
         stopping = self.ms(capture, (base + int(quieter[0])) * WINDOW, started)
         stopped = self.ms(capture, (base + int(silent[0])) * WINDOW, started)
         self.assertGreaterEqual(stopping, 0, "the music stopped before the call was written")
-        self.assertLess(stopping, bound, f"the music began to fade {stopping:.1f} ms after the call was written")
-        # The interruption fades the music out over 30 ms.
-        self.assertLess(stopped, bound + 30, f"the music was silent {stopped:.1f} ms after the call was written")
+        # In the capture, not on the clock: the session is activated, and the music it
+        # interrupts begins its 30 ms fade, before the call's stream is opened, so the fade
+        # comes no later than the call's first frame. The fade is 1 dB down after 3 ms and a
+        # window is 5 ms: the fade's window may start after that frame by less than 10 ms.
+        fading = (base + int(quieter[0])) * WINDOW
+        self.assertLessEqual(fading, first + RATE // 100,
+                             f"the music began to fade {(fading - first) * 1000 / RATE:.1f} ms after the call was heard")
+        # The fade ends within its 30 ms, and two windows.
+        self.assertLessEqual((base + int(silent[0])) * WINDOW - fading, (30 + 2 * WINDOW * 1000 // RATE) * RATE // 1000,
+                             f"the music faded from {stopping:.1f} ms to {stopped:.1f} ms after the call was written")
         silence = level[base + int(silent[0]):last // WINDOW]
         # Found here in most runs: ~140 frames (one or two 5 ms windows) of the music heard
         # again about a device period after it fell silent, as the call's end is heard again a
