@@ -291,6 +291,25 @@ final class IndexTests: IndexTestCase {
         XCTAssertEqual(try directories(.album, "Abbey Road"), [["Beatles/Abbey Road", "New"]])
     }
 
+    /// A connection keeps the blocks its last query expanded while the index is the one they
+    /// were read from: changed by another connection (by hand here, as a scan would), the next
+    /// query reads what is there now, the tag's row and the directories' records.
+    func testAQueryReadsTheIndexAsItIsNowNotAsTheLastQueryExpandedIt() throws {
+        try writeTree()
+        let (index, _) = try makeIndex()
+        try scan(index)
+        let catalog = index.catalog
+        let together = [TagFilter(.tag(.title), "together")]
+        for _ in 0..<2 {
+            XCTAssertEqual(try paths(catalog, together, .substring), ["Beatles/Abbey Road/01.flac", "Mix/01.flac"])
+        }
+        let db = try Database(path: tmp.file("library.db"))
+        try db.execute("UPDATE directories SET listing = (SELECT listing FROM directories WHERE path = 'Aretha/Lady Soul') WHERE path = 'Mix'")
+        XCTAssertEqual(try paths(catalog, together, .substring), ["Beatles/Abbey Road/01.flac"], "Mix's record, as it is now")
+        try db.execute("UPDATE tag_index SET block = (SELECT block FROM tag_index WHERE tag = \(Tag.album.index)) WHERE tag = \(Tag.title.index)")
+        XCTAssertEqual(try paths(catalog, together, .substring), [], "the title row, as it is now")
+    }
+
     /// Track and Disc are the numbers before their totals, as mpd shows them.
     func testTrackAndDiscAreKeptWithoutTheirTotals() throws {
         try Tracks.write(music + "/Album/03.flac", tags: [("TITLE", "Three"), ("TRACKNUMBER", "3/12"), ("DISCNUMBER", " 1 / 2")])

@@ -35,8 +35,60 @@ final class IndexCatalog: LibraryCatalog, @unchecked Sendable {
         /// Expands the records and rows this connection reads.
         let inflater = Deflate.Inflater()
         private var kept: [String: Statement] = [:]
+        /// The blocks the last query expanded (tag rows, directories' records), while the
+        /// index is the one they were read from: a search asked again (a client's search box
+        /// as it is typed or paged, an album's view shown again) is not expanded again.
+        private var expandedBlocks: [Block: (expanded: [UInt8], read: Bool)] = [:]
+        private var expandedBytes = 0
+        /// The index's version (`PRAGMA data_version`) those blocks were read in.
+        private var version: Int?
+        /// The title search of the bench's 20,000 tracks expands 1 MB: its row (243 KB) and the
+        /// records of the 352 directories its 393 songs are in.
+        static let expandedKept = 3 << 19
+
+        enum Block: Hashable {
+            case row(Int)
+            case directory(Int)
+        }
 
         init(_ db: Database) { self.db = db }
+
+        /// At the start of a query's transaction: the blocks kept are forgotten if the index
+        /// has changed since they were read (the scanner, on a connection of its own, wrote).
+        /// It is the transaction's first read, which fixes its snapshot.
+        func begin() throws(SQLiteError) {
+            var now: Int?
+            try statement("PRAGMA data_version").rows([]) { row in
+                now = row.integer(0)
+                return false
+            }
+            if now != version {
+                expandedBlocks = [:]
+                expandedBytes = 0
+                version = now
+            }
+        }
+
+        /// At the end of a query: what it did not read goes, making room for the next one's.
+        func end() {
+            expandedBlocks = expandedBlocks.filter(\.value.read).mapValues { ($0.expanded, false) }
+            expandedBytes = expandedBlocks.values.reduce(0) { $0 + $1.expanded.count }
+        }
+
+        /// Block `which` expanded: as kept, or as `read` reads and expands it (nil when it is
+        /// not a whole block). Within a query that began with `begin()` only.
+        func expanded(_ which: Block, _ read: () -> [UInt8]?) -> [UInt8]? {
+            if let kept = expandedBlocks[which] {
+                expandedBlocks[which]?.read = true
+                return kept.expanded
+            }
+            guard let expanded = read() else { return nil }
+            if expandedBytes + expanded.count <= Self.expandedKept {
+                expandedBlocks[which] = (expanded, true)
+                expandedBytes += expanded.count
+            }
+            return expanded
+        }
 
         /// The statement for `sql`, kept for the next time; `sql` must be one of a few fixed
         /// texts, never one made of a request's values. Run it with `rows`, which resets it.
@@ -440,6 +492,8 @@ final class IndexCatalog: LibraryCatalog, @unchecked Sendable {
         try query { reader throws(SQLiteError) in
             try reader.db.execute("BEGIN")
             defer { try? reader.db.execute("COMMIT") }
+            try reader.begin()
+            defer { reader.end() }
             budget.start()
             defer { budget.stop() }
             do throws(CommandFailure) {
@@ -479,7 +533,7 @@ final class IndexCatalog: LibraryCatalog, @unchecked Sendable {
         try sql { () throws(SQLiteError) -> [UInt8]? in
             var record: [UInt8]?
             try reader.statement("SELECT listing FROM directories WHERE id = ? AND listing IS NOT NULL").rows([.integer(id)]) { row in
-                record = row.withBlob(0, reader.inflater.expanded)
+                record = reader.expanded(.directory(id)) { row.withBlob(0, reader.inflater.expanded) }
                 return false
             }
             return record
@@ -532,7 +586,7 @@ final class IndexCatalog: LibraryCatalog, @unchecked Sendable {
                 let row = try sql { () throws(SQLiteError) -> [UInt8]? in
                     var expanded: [UInt8]? = []
                     try reader.statement(TagIndex.selectSQL).rows([.integer(tag.index)]) { row in
-                        expanded = row.withBlob(0, reader.inflater.expanded)
+                        expanded = reader.expanded(.row(tag.index)) { row.withBlob(0, reader.inflater.expanded) }
                         return false
                     }
                     return expanded
@@ -555,10 +609,10 @@ final class IndexCatalog: LibraryCatalog, @unchecked Sendable {
         }
         let prefix = under.map { $0 + "/" }
         var failure: CommandFailure?
-        func take(_ id: Int, _ path: String, _ record: UnsafeRawBufferPointer) throws(CommandFailure) {
+        func take(_ id: Int, _ path: String, _ record: () -> [UInt8]?) throws(CommandFailure) {
             if let under, let prefix, path != under, !SongMatcher.hasPrefix(path, prefix) { return }
             guard !matcher.budget.isSpent else { throw CommandFailure(.badArgument, QueryBudget.refusal) }
-            guard let expanded = reader.inflater.expanded(record) else { return }
+            guard let expanded = reader.expanded(.directory(id), record) else { return }
             var failure: CommandFailure?
             expanded.withUnsafeBytes { raw in
                 do throws(CommandFailure) {
@@ -575,8 +629,10 @@ final class IndexCatalog: LibraryCatalog, @unchecked Sendable {
         }
         try sql { () throws(SQLiteError) in
             func each(_ row: Statement, id: Int, path: String) -> Bool {
-                row.withBlob(1) { record in
-                    do throws(CommandFailure) { try take(id, path, record) } catch { failure = error }
+                do throws(CommandFailure) {
+                    try take(id, path) { row.withBlob(1, reader.inflater.expanded) }
+                } catch {
+                    failure = error
                 }
                 return failure == nil
             }
