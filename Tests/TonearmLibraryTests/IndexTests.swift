@@ -306,6 +306,8 @@ final class IndexTests: IndexTestCase {
         let db = try Database(path: tmp.file("library.db"))
         try db.execute("UPDATE directories SET listing = (SELECT listing FROM directories WHERE path = 'Aretha/Lady Soul') WHERE path = 'Mix'")
         XCTAssertEqual(try paths(catalog, together, .substring), ["Beatles/Abbey Road/01.flac"], "Mix's record, as it is now")
+        // A query that does not read the titles' row leaves it kept.
+        XCTAssertEqual(try paths(catalog, [TagFilter(.tag(.album), "Lady Soul")], .exact), ["Aretha/Lady Soul/01.flac"])
         try db.execute("UPDATE tag_index SET block = (SELECT block FROM tag_index WHERE tag = \(Tag.album.index)) WHERE tag = \(Tag.title.index)")
         XCTAssertEqual(try paths(catalog, together, .substring), [], "the title row, as it is now")
     }

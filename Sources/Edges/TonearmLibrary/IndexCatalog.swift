@@ -69,10 +69,18 @@ final class IndexCatalog: LibraryCatalog, @unchecked Sendable {
             }
         }
 
-        /// At the end of a query: what it did not read goes, making room for the next one's.
+        /// At the end of a query: the records it did not read go, making room for the next
+        /// one's; the tags' rows stay while they take at most half the room (a search for
+        /// another title, after a find, reads the same row of titles).
         func end() {
-            expandedBlocks = expandedBlocks.filter(\.value.read).mapValues { ($0.expanded, false) }
-            expandedBytes = expandedBlocks.values.reduce(0) { $0 + $1.expanded.count }
+            var bytes = expandedBlocks.values.reduce(0) { $0 + ($1.read ? $1.expanded.count : 0) }
+            expandedBlocks = expandedBlocks.filter { block, kept in
+                if kept.read { return true }
+                guard case .row = block, bytes + kept.expanded.count <= Self.expandedKept / 2 else { return false }
+                bytes += kept.expanded.count
+                return true
+            }.mapValues { ($0.expanded, false) }
+            expandedBytes = bytes
         }
 
         /// Block `which` expanded: as kept, or as `read` reads and expands it (nil when it is
