@@ -221,6 +221,26 @@ final class WAVDecoderTests: XCTestCase {
         XCTAssertEqual(try decodeAll(decoder), leftJustified(samples, bits: 16), "the data chunk need not be last")
     }
 
+    /// INFO's tags in mpd's order (title, artist, comment, date, album, track, genre, as its
+    /// sndfile plug-in reads them), not the file's; those mpd does not read after them.
+    func testINFOTagsComeInMpdsOrder() throws {
+        let info = Array("INFO".utf8)
+            + PCMFixtures.riffChunk("ISFT", Array("Lavf".utf8) + [0])
+            + PCMFixtures.riffChunk("IGNR", Array("Jazz".utf8) + [0])
+            + PCMFixtures.riffChunk("ICRD", Array("1961".utf8) + [0])
+            + PCMFixtures.riffChunk("ITRK", Array("3".utf8) + [0])
+            + PCMFixtures.riffChunk("IPRD", Array("Album".utf8) + [0])
+            + PCMFixtures.riffChunk("ICMT", Array("Live".utf8) + [0])
+            + PCMFixtures.riffChunk("IART", Array("Artist".utf8) + [0])
+            + PCMFixtures.riffChunk("INAM", Array("Title".utf8) + [0])
+            + PCMFixtures.riffChunk("ICOP", Array("(C)".utf8) + [0])
+        var comments: [(name: String, value: String)] = []
+        WAVDecoder.infoTags(info.dropFirst(4), into: &comments)
+        XCTAssertEqual(comments.map { "\($0.name)=\($0.value)" },
+                       ["TITLE=Title", "ARTIST=Artist", "COMMENT=Live", "DATE=1961", "ALBUM=Album", "TRACKNUMBER=3",
+                        "GENRE=Jazz", "ENCODER=Lavf", "COPYRIGHT=(C)"])
+    }
+
     /// An `id3 ` chunk's ID3v2 tag is read: its frames first, INFO filling what it lacks; a
     /// broken one leaves INFO's tags and the audio.
     func testTheID3ChunksTagComesFirstAndINFOFillsIn() throws {

@@ -158,21 +158,30 @@ public enum WAVDecoder: PCMFilePlugIn {
     ]
 
     /// The INFO list's tags, under Vorbis comment names. ITRK and IPRT give one TRACKNUMBER.
+    /// They come in mpd's order, whatever the file's: its sndfile plug-in asks libsndfile for
+    /// title, artist, comment, date, album, track and genre in turn; the rest follow.
     static func infoTags(_ list: ArraySlice<UInt8>, into comments: inout [(name: String, value: String)]) {
         let bytes = Array(list)
+        var found: [(name: String, value: String)] = []
         var at = 0
         while bytes.count - at >= 8 {
             let id = fourCC(bytes[at..<(at + 4)])
             let size = littleEndian32(bytes, at: at + 4)
             let start = at + 8
             let end = min(bytes.count, start + size)
-            if let name = infoNames[id], !(name == "TRACKNUMBER" && comments.contains { $0.name == name }) {
+            if let name = infoNames[id], !(name == "TRACKNUMBER" && (comments + found).contains { $0.name == name }) {
                 let value = tagText(bytes[start..<end])
-                if !value.isEmpty { comments.append((name, value)) }
+                if !value.isEmpty { found.append((name, value)) }
             }
             at = start + size + (size & 1)
         }
+        let rank = { (name: String) in infoOrder.firstIndex(of: name) ?? infoOrder.count }
+        comments += found.enumerated().sorted { a, b in
+            (rank(a.element.name), a.offset) < (rank(b.element.name), b.offset)
+        }.map(\.element)
     }
+
+    private static let infoOrder = ["TITLE", "ARTIST", "COMMENT", "DATE", "ALBUM", "TRACKNUMBER", "GENRE"]
 
     private static let infoNames = [
         "INAM": "TITLE", "IART": "ARTIST", "IPRD": "ALBUM", "ICRD": "DATE", "IGNR": "GENRE",
