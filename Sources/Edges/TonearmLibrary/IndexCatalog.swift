@@ -35,9 +35,10 @@ final class IndexCatalog: LibraryCatalog, @unchecked Sendable {
         /// Expands the records and rows this connection reads.
         let inflater = Deflate.Inflater()
         private var kept: [String: Statement] = [:]
-        /// The blocks the last query expanded (tag rows, directories' records), while the
-        /// index is the one they were read from: a search asked again (a client's search box
-        /// as it is typed or paged, an album's view shown again) is not expanded again.
+        /// The blocks the last query expanded (tag rows, directories' records) and the rows
+        /// earlier ones did (`end()`), while the index is the one they were read from: a
+        /// query asked again (a page of results turned, an album's view shown again) expands
+        /// nothing again. Each connection keeps its own.
         private var expandedBlocks: [Block: (expanded: [UInt8], read: Bool)] = [:]
         private var expandedBytes = 0
         /// The index's version (`PRAGMA data_version`) those blocks were read in.
