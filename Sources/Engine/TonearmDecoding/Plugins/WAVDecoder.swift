@@ -169,7 +169,8 @@ public enum WAVDecoder: PCMFilePlugIn {
             let size = littleEndian32(bytes, at: at + 4)
             let start = at + 8
             let end = min(bytes.count, start + size)
-            if let name = infoNames[id], !(name == "TRACKNUMBER" && (comments + found).contains { $0.name == name }) {
+            if let name = infoNames[id],
+               !(name == "TRACKNUMBER" && (comments.contains { $0.name == name } || found.contains { $0.name == name })) {
                 let value = tagText(bytes[start..<end])
                 if !value.isEmpty { found.append((name, value)) }
             }
