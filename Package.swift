@@ -268,7 +268,7 @@ let package = Package(
 
         .testTarget(name: "TonearmAudioTests", dependencies: ["TonearmAudio", "CAllocationCounter"]),
         .testTarget(name: "TonearmALSATests", dependencies: ["TonearmALSA", "TonearmAudio", "CAllocationCounter"]),
-        .testTarget(name: "TonearmPlaybackTests", dependencies: ["TonearmPlayback", "TonearmALSA", "TonearmAudio", "TestSupport"]),
+        .testTarget(name: "TonearmPlaybackTests", dependencies: ["TonearmPlayback", "TonearmALSA", "TonearmAudio", "TonearmSystem", "TestSupport"]),
         .testTarget(name: "TonearmDecodingTests", dependencies: ["TonearmDecoding", "TonearmAudio", "TestSupport"]),
         .testTarget(name: "TonearmStreamsTests", dependencies: ["CCurl", "TonearmStreams", "TonearmDecoding", "TonearmAudio", "TestSupport"]),
         .testTarget(

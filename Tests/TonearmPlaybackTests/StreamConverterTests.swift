@@ -1,6 +1,8 @@
 import Foundation
+import Synchronization
 import TestSupport
 import TonearmAudio
+import TonearmSystem
 @testable import TonearmPlayback
 import XCTest
 
@@ -131,15 +133,31 @@ final class StreamConverterTests: XCTestCase {
     }
 
     /// libsoxr runs on the decoder thread alone: no OpenMP team (which would spin beside it).
+    /// The conversions run on a thread of their own name; a thread it started would carry that
+    /// name too (Linux gives a new thread its creator's), so only the threads of that name are
+    /// counted, not those other tests leave winding down.
     func testResamplingStartsNoThread() throws {
         guard getenv("SOXR_NUM_THREADS") == nil else { throw XCTSkip("SOXR_NUM_THREADS overrides the converter's one thread") }
-        func threads() throws -> Int { try FileManager.default.contentsOfDirectory(atPath: "/proc/self/task").count }
-        let before = try threads()
-        for quality in ResampleQuality.allCases {
-            let converter = try StreamConverter(source: format(44100), deviceRate: 48000, deviceChannels: 2, quality: quality)
-            _ = run(converter, sine(frames: Self.sourceFrames, rate: 44100))
+        let name = "soxr-probe"
+        let named = Mutex<Int?>(nil)
+        let failure = Mutex<String?>(nil)
+        let source = format(44100), input = sine(frames: Self.sourceFrames, rate: 44100)
+        let probe = NamedThread(name: name) {
+            do {
+                for quality in ResampleQuality.allCases {
+                    let converter = try StreamConverter(source: source, deviceRate: 48000, deviceChannels: 2, quality: quality)
+                    _ = input.withUnsafeBufferPointer { converter.convert($0) }
+                    _ = converter.flush()
+                }
+                let count = threadNames().filter { $0 == name }.count
+                named.withLock { $0 = count }
+            } catch {
+                failure.withLock { $0 = "\(error)" }
+            }
         }
-        XCTAssertEqual(try threads(), before)
+        probe.join()
+        XCTAssertNil(failure.withLock { $0 })
+        XCTAssertEqual(named.withLock { $0 }, 1, "threads named \(name): the converting thread and any it started")
     }
 
     func testMonoIsSpreadThenResampled() throws {
