@@ -651,6 +651,10 @@ final class IndexCatalog: LibraryCatalog, @unchecked Sendable {
                 if let enough, enough(path) { return false }
                 return each(row, id: row.integer(0), path: path)
             }
+            // A directory's songs lie before "path0" (below): none follows `after` when that does not.
+            func mayFollowAfter(_ path: String) -> Bool {
+                after.map { path.isEmpty || $0.precedes(path + "0") } ?? true
+            }
             let order = enough == nil ? "" : " ORDER BY path"
             if let named, enough == nil {
                 // In any order: each read whole, path and listing in one step.
@@ -658,8 +662,7 @@ final class IndexCatalog: LibraryCatalog, @unchecked Sendable {
                 for id in named.sorted() where failure == nil {
                     try select.rows([.integer(id)]) { row in
                         let path = row.text(2) ?? ""
-                        // Its songs lie before "path0" (below): none follows `after` when that does not.
-                        if after.map({ path.isEmpty || $0.precedes(path + "0") }) ?? true { _ = each(row, id: id, path: path) }
+                        if mayFollowAfter(path) { _ = each(row, id: id, path: path) }
                         return false
                     }
                 }
@@ -672,8 +675,7 @@ final class IndexCatalog: LibraryCatalog, @unchecked Sendable {
                 for id in named.sorted() {
                     try pathOf.rows([.integer(id)]) { row in
                         let path = row.text(0) ?? ""
-                        // Its songs lie before "path0" (below): none follows `after` when that does not.
-                        if after.map({ path.isEmpty || $0.precedes(path + "0") }) ?? true { places.append((id, path)) }
+                        if mayFollowAfter(path) { places.append((id, path)) }
                         return false
                     }
                 }
