@@ -35,22 +35,11 @@ final class IndexCatalog: LibraryCatalog, @unchecked Sendable {
         /// Expands the records and rows this connection reads.
         let inflater = Deflate.Inflater()
         private var kept: [String: Statement] = [:]
-        /// The blocks the last query expanded (tag rows, directories' records) and the rows
-        /// earlier ones did (`end()`), while the index is the one they were read from: a
-        /// query asked again (a page of results turned, an album's view shown again) expands
-        /// nothing again. Each connection keeps its own.
-        private var expandedBlocks: [Block: (expanded: [UInt8], read: Bool)] = [:]
-        private var expandedBytes = 0
-        /// The index's version (`PRAGMA data_version`) those blocks were read in.
-        private var version: Int?
+        /// What its queries expanded, for the next ones.
+        private var blocks = KeptBlocks(budget: expandedKept)
         /// The title search of the bench's 20,000 tracks expands 1 MB: its row (243 KB) and the
         /// records of the 352 directories its 393 songs are in.
         static let expandedKept = 3 << 19
-
-        enum Block: Hashable {
-            case row(Int)
-            case directory(Int)
-        }
 
         init(_ db: Database) { self.db = db }
 
@@ -63,40 +52,13 @@ final class IndexCatalog: LibraryCatalog, @unchecked Sendable {
                 now = row.integer(0)
                 return false
             }
-            if now != version {
-                expandedBlocks = [:]
-                expandedBytes = 0
-                version = now
-            }
-        }
-
-        /// At the end of a query: the records it did not read go, making room for the next
-        /// one's; the tags' rows stay while they take at most half the room (a search for
-        /// another title, after a find, reads the same row of titles).
-        func end() {
-            var bytes = expandedBlocks.values.reduce(0) { $0 + ($1.read ? $1.expanded.count : 0) }
-            expandedBlocks = expandedBlocks.filter { block, kept in
-                if kept.read { return true }
-                guard case .row = block, bytes + kept.expanded.count <= Self.expandedKept / 2 else { return false }
-                bytes += kept.expanded.count
-                return true
-            }.mapValues { ($0.expanded, false) }
-            expandedBytes = bytes
+            blocks.begin(version: now)
         }
 
         /// Block `which` expanded: as kept, or as `read` reads and expands it (nil when it is
         /// not a whole block). Within a query that began with `begin()` only.
-        func expanded(_ which: Block, _ read: () -> [UInt8]?) -> [UInt8]? {
-            if let kept = expandedBlocks[which] {
-                expandedBlocks[which]?.read = true
-                return kept.expanded
-            }
-            guard let expanded = read() else { return nil }
-            if expandedBytes + expanded.count <= Self.expandedKept {
-                expandedBlocks[which] = (expanded, true)
-                expandedBytes += expanded.count
-            }
-            return expanded
+        func expanded(_ which: KeptBlocks.Block, _ read: () -> [UInt8]?) -> [UInt8]? {
+            blocks.expanded(which, read)
         }
 
         /// The statement for `sql`, kept for the next time; `sql` must be one of a few fixed
@@ -502,7 +464,6 @@ final class IndexCatalog: LibraryCatalog, @unchecked Sendable {
             try reader.db.execute("BEGIN")
             defer { try? reader.db.execute("COMMIT") }
             try reader.begin()
-            defer { reader.end() }
             budget.start()
             defer { budget.stop() }
             do throws(CommandFailure) {
