@@ -156,11 +156,11 @@ class RewindTests(support.KernelTestCase):
         latencies = {}
         after_answer = {}  # from the answer on: a busy host may take long to answer
         for what, frame, answered in marks:
-            asked_at = played0 + int(round(frame))
+            asked_at, answered_at = played0 + int(round(frame)), played0 + int(round(answered))
             first_mark = not latencies
             changed = self.first_difference(captured, reference, played0 if first_mark else asked_at - RATE // 20, offset)
             latencies.setdefault(what, []).append((changed - asked_at) * 1000 / RATE)
-            after_answer.setdefault(what, []).append((changed - played0 - int(round(answered))) * 1000 / RATE)
+            after_answer.setdefault(what, []).append((changed - answered_at) * 1000 / RATE)
             if first_mark:
                 self.assertGreater(changed, asked_at - RATE // 20, "the music changed before the duck was asked")
             if what == "seek":
@@ -212,11 +212,11 @@ rewind_guard_ms = {GUARD_MS}
         reference = numpy.fromfile(fixtures.reference("music48"), dtype="<i4")
         first = int(numpy.flatnonzero(reference)[0]) // 2
         played0 = int(numpy.flatnonzero(captured)[0]) // 2 - first
-        asked_at = played0 + int(round(asked))
+        asked_at, answered_at = played0 + int(round(asked)), played0 + int(round(answered))
         changed = self.first_difference(captured, reference, played0, -played0)
         self.assertGreater(changed, asked_at - RATE // 20, "the music changed before the duck was asked")
         late_ms = (changed - asked_at) * 1000 / RATE
-        after_answer_ms = (changed - played0 - int(round(answered))) * 1000 / RATE
+        after_answer_ms = (changed - answered_at) * 1000 / RATE
         self.assertLess(after_answer_ms, 500, f"the duck was heard only after the music buffered when it was answered "
                                               f"({after_answer_ms:.1f} ms after the answer, {late_ms:.1f} ms after the ask)")
         support.measure(f"snd-aloop, 6000/24000 frames, guard {GUARD_MS} ms: a duck in the capture {late_ms:.1f} ms "
