@@ -120,6 +120,50 @@ final class BitExactPlaybackTests: XCTestCase {
         XCTAssertEqual(captures.sorted(), ["capture-44100-2-S16_LE.wav", "capture-48000-2-S24_3LE.wav"])
     }
 
+    /// 24 bits, then 16, then 24 again, at one rate: the device opened for the first holds every
+    /// bit of the second, so it stays open in its format and the three join gaplessly, bit-exact,
+    /// in one capture file; each status line names that format.
+    func testFewerBitsFollowInTheOpenDevicesFormat() throws {
+        let bench = try Bench()
+        let fixtures = [FLACFixture(frames: 10007, sampleRate: 48000, bitsPerSample: 24, seed: 31),
+                        FLACFixture(frames: 13001, sampleRate: 48000, bitsPerSample: 16, seed: 32),
+                        FLACFixture(frames: 8191, sampleRate: 48000, bitsPerSample: 24, seed: 33)]
+        var paths: [String] = []
+        var expected: [Int32] = []
+        for (i, fixture) in fixtures.enumerated() {
+            paths.append(try bench.fixture("track\(i + 1).flac", fixture))
+            expected += try referenceDecode(paths[i])
+        }
+        let result = try bench.play(paths, device: "captureperformat")
+        assertExit(result, 0)
+        let lines = tonearmLines(result.stderr)
+        for (i, bits) in [24, 16, 24].enumerated() {
+            let line = lines.first { $0.hasPrefix("[\(i + 1)/3]") } ?? "(no [\(i + 1)/3] line)"
+            XCTAssertTrue(line.hasSuffix("(0:00, FLAC \(bits)-bit 48000 Hz 2 ch → S24_3LE 48000 Hz 2 ch)"), line)
+        }
+        let captures = try FileManager.default.contentsOfDirectory(atPath: bench.directory.path).filter { $0.hasPrefix("capture-") }
+        XCTAssertEqual(captures, ["capture-48000-2-S24_3LE.wav"], "one device format, never reopened")
+        let capture = try WAVFile(path: bench.alsa.captureFile(rate: 48000, channels: 2, format: "S24_3LE"))
+        XCTAssertEqual(capture.frames, 10007 + 13001 + 8191, "frames at the device: no gap, no overlap")
+        assertSamplesEqual(try capture.samples(), expected, channels: 2, "capture against the three references, concatenated")
+    }
+
+    /// 16 bits, then 24 at the same rate: the 16-bit device would cut the second's low bits, so
+    /// it is reopened in a format that holds them.
+    func testMoreBitsReopenTheDevice() throws {
+        let bench = try Bench()
+        let first = try bench.fixture("a.flac", FLACFixture(frames: 22050, sampleRate: 48000, bitsPerSample: 16, seed: 41))
+        let second = try bench.fixture("b.flac", FLACFixture(frames: 24000, sampleRate: 48000, bitsPerSample: 24, seed: 42))
+        let result = try bench.play([first, second], device: "captureperformat")
+        assertExit(result, 0)
+        let captures = try FileManager.default.contentsOfDirectory(atPath: bench.directory.path).filter { $0.hasPrefix("capture-") }
+        XCTAssertEqual(captures.sorted(), ["capture-48000-2-S16_LE.wav", "capture-48000-2-S24_3LE.wav"])
+        assertSamplesEqual(try WAVFile(path: bench.alsa.captureFile(rate: 48000, channels: 2, format: "S16_LE")).samples(),
+                           try referenceDecode(first), channels: 2, "first track (S16_LE)")
+        assertSamplesEqual(try WAVFile(path: bench.alsa.captureFile(rate: 48000, channels: 2, format: "S24_3LE")).samples(),
+                           try referenceDecode(second), channels: 2, "second track (S24_3LE)")
+    }
+
     /// Each status line names the device format its own track plays in, also when the
     /// tracks are short and the device is reconfigured between them.
     func testStatusLinesShowEachTracksOwnDeviceFormat() throws {

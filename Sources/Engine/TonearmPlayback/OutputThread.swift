@@ -392,11 +392,12 @@ struct OutputThread {
     /// with a new format (reconfigure). Taken even while paused. True when it was taken.
     private mutating func takePlayerCut() -> Bool {
         guard let cut = ring.reachedCut, period.pending == 0 || !cut.playsOut else { return false }
+        let reconfigures = cut.format.map { !keepsDevice(for: $0) } ?? false
         if !cut.playsOut {
             // What is queued is abandoned; the new item starts bit-exact at once: where the
             // device can rewind, after the guard once its audio is there, else now.
             period.pending = 0
-            if rewinder.isOn && cut.format == nil, case .heard = hearing, link.device != nil {
+            if rewinder.isOn && !reconfigures, case .heard = hearing, link.device != nil {
                 rewinder.awaitSeekAudio()
             } else if let device = link.device {
                 dropDevice(device)
@@ -405,7 +406,7 @@ struct OutputThread {
             // What is before a boundary is played out, never rendered again without it.
             mixer.markBarrier()
         }
-        if let next = cut.format, next != request?.stream {
+        if let next = cut.format, reconfigures {
             if let device = link.device {
                 if cut.playsOut { device.drain(timeoutMilliseconds: drainTimeout(device.format)) }
                 link = .closed
@@ -413,6 +414,8 @@ struct OutputThread {
             rewinder.closed()
             request = engine.outputRequest(for: next)
             setDeviceState(.closed)
+        } else if let next = cut.format {
+            request?.stream = next
         }
         // The decoder converts to the device's rate and channels: a cut with a format is taken
         // only once the device is open and they are known.
@@ -429,6 +432,18 @@ struct OutputThread {
         // The new item's start is taken as its first period is rendered, after the rewind.
         if !rewinder.cutWaiting { takeReachedStarts() }
         return true
+    }
+
+    /// Whether the open device plays `next` as it is: the rate and channels it was asked for,
+    /// in a sample format that holds every bit of it. So a run of fewer bits after more (a
+    /// 16-bit album after a 24-bit one) follows it gaplessly, bit-exact, with no reopen; one of
+    /// more bits than the device's format holds reopens it, as a new rate or channel count does.
+    private func keepsDevice(for next: StreamFormat) -> Bool {
+        guard let asked = request?.stream else { return false }
+        if next == asked { return true }
+        guard let format = link.format else { return false }
+        return next.sampleRate == asked.sampleRate && next.channels == asked.channels
+            && next.bitsPerSample <= format.sampleFormat.significantBits
     }
 
     /// Opens the device when something wants it: the player's format, or, before anything
