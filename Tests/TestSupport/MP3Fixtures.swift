@@ -13,12 +13,12 @@ public enum MP3Fixture {
         return path
     }
 
-    /// The reference decode of the same library's program, `mpg123 -w` (signed 16-bit),
+    /// The reference decode of the same library's program, `mpg123 -e s24 -w` (signed 24-bit),
     /// left-justified in 32 bits.
     public static func referenceDecode(_ mp3Path: String) throws -> [Int32] {
         let out = NSTemporaryDirectory() + "tonearm-mp3ref-\(getpid())-\(UUID().uuidString).wav"
         defer { try? FileManager.default.removeItem(atPath: out) }
-        try runChecked("mpg123", ["-q", "-w", out, mp3Path], timeout: 300)
+        try runChecked("mpg123", ["-q", "-e", "s24", "-w", out, mp3Path], timeout: 300)
         return try WAVFile(path: out).samples()
     }
 }

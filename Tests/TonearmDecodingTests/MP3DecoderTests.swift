@@ -64,7 +64,7 @@ final class MP3DecoderTests: XCTestCase {
             XCTAssertEqual(reference.count, frames * channels, "mpg123 itself decodes gaplessly")
             let decoder = try MP3Decoder(path: file)
             XCTAssertEqual(decoder.info.codec, "MP3")
-            XCTAssertEqual(decoder.info.format, StreamFormat(sampleRate: rate, channels: channels, bitsPerSample: 16))
+            XCTAssertEqual(decoder.info.format, StreamFormat(sampleRate: rate, channels: channels, bitsPerSample: 24))
             XCTAssertEqual(decoder.info.totalFrames, frames, "the LAME header's count, without priming and padding")
             XCTAssertTrue(decoder.lengthIsExact)
             XCTAssertNil(sampleMismatch(try decodeAll(decoder), reference, channels: channels), "\(channels) ch \(rate) Hz \(mode)")
@@ -83,7 +83,7 @@ final class MP3DecoderTests: XCTestCase {
         let reference = try MP3Fixture.referenceDecode(file)
         let decoder = try Decoders.open(path: file)
         XCTAssertEqual(decoder.info.codec, "MP2")
-        XCTAssertEqual(decoder.info.format, StreamFormat(sampleRate: 48000, channels: 2, bitsPerSample: 16))
+        XCTAssertEqual(decoder.info.format, StreamFormat(sampleRate: 48000, channels: 2, bitsPerSample: 24))
         XCTAssertEqual(decoder.info.totalFrames, reference.count / 2)
         XCTAssertNil(sampleMismatch(try decodeAll(decoder), reference, channels: 2))
     }
@@ -428,7 +428,7 @@ final class MP3DecoderTests: XCTestCase {
         XCTAssertEqual(try Decoders.open(path: bare).info.codec, "MP3", "no tag in front either")
 
         let result = try runChecked(try tonearmBinary(), ["info", file])
-        XCTAssertTrue(result.stdout.contains("MP3 16-bit 44100 Hz 2 ch"), result.stdout)
+        XCTAssertTrue(result.stdout.contains("MP3 24-bit 44100 Hz 2 ch"), result.stdout)
         let json = try runChecked(try tonearmBinary(), ["info", "--json", file])
         XCTAssertTrue(json.stdout.contains("\"codec\":\"MP3\""), json.stdout)
         XCTAssertTrue(json.stdout.contains("\"totalFrames\":\(frames)"), json.stdout)
