@@ -72,6 +72,22 @@ final class BitExactPlaybackTests: XCTestCase {
     }
 
     /// Three files of one format in one run: the device gets exactly their concatenation.
+    /// The fixtures as `track1.flac`, `track2.flac`… and their reference decodes, concatenated.
+    private func tracks(_ fixtures: [FLACFixture], in bench: Bench) throws -> (paths: [String], expected: [Int32]) {
+        var paths: [String] = []
+        var expected: [Int32] = []
+        for (i, fixture) in fixtures.enumerated() {
+            paths.append(try bench.fixture("track\(i + 1).flac", fixture))
+            expected += try referenceDecode(paths[i])
+        }
+        return (paths, expected)
+    }
+
+    /// The names of the `captureperformat` files: one per device format the PCM was opened in.
+    private func captureFiles(_ bench: Bench) throws -> [String] {
+        try FileManager.default.contentsOfDirectory(atPath: bench.directory.path).filter { $0.hasPrefix("capture-") }.sorted()
+    }
+
     func testGaplessSameFormat() throws {
         let bench = try Bench()
         // Odd lengths, so track ends fall inside ALSA periods and FLAC blocks.
@@ -80,13 +96,7 @@ final class BitExactPlaybackTests: XCTestCase {
             FLACFixture(frames: 13001, tones: [Tone(660, level: 0.5)], seed: 12),
             FLACFixture(frames: 8191, tones: [Tone(880, level: 0.5)], seed: 13),
         ]
-        var paths: [String] = []
-        var expected: [Int32] = []
-        for (i, fixture) in fixtures.enumerated() {
-            let path = try bench.fixture("track\(i + 1).flac", fixture)
-            paths.append(path)
-            expected += try referenceDecode(path)
-        }
+        let (paths, expected) = try tracks(fixtures, in: bench)
         let result = try bench.play(paths, device: "capture")
         assertExit(result, 0)
         XCTAssertEqual(PlaySummary(stderr: result.stderr)?.files, 3, result.stderr)
@@ -103,21 +113,28 @@ final class BitExactPlaybackTests: XCTestCase {
     /// after the device format (alsa-lib expands %r-%c-%f), so each format's audio lands in
     /// its own file and both can be checked in full.
     func testFormatChangeBetweenFiles() throws {
-        let bench = try Bench()
-        let first = try bench.fixture("a.flac", FLACFixture(frames: 22050, sampleRate: 44100, bitsPerSample: 16, seed: 21))
-        let second = try bench.fixture("b.flac", FLACFixture(frames: 24000, sampleRate: 48000, bitsPerSample: 24, seed: 22))
-        let result = try bench.play([first, second], device: "captureperformat")
-        assertExit(result, 0)
-        XCTAssertEqual(PlaySummary(stderr: result.stderr)?.files, 2, result.stderr)
+        try assertReopened(FLACFixture(frames: 22050, sampleRate: 44100, bitsPerSample: 16, seed: 21),
+                           then: FLACFixture(frames: 24000, sampleRate: 48000, bitsPerSample: 24, seed: 22))
+    }
 
-        let a = try WAVFile(path: bench.alsa.captureFile(rate: 44100, channels: 2, format: "S16_LE"))
-        XCTAssertEqual(a.containerBits, 16)
-        assertSamplesEqual(try a.samples(), try referenceDecode(first), channels: 2, "first track (S16_LE 44100)")
-        let b = try WAVFile(path: bench.alsa.captureFile(rate: 48000, channels: 2, format: "S24_3LE"))
-        XCTAssertEqual(b.containerBits, 24)
-        assertSamplesEqual(try b.samples(), try referenceDecode(second), channels: 2, "second track (S24_3LE 48000)")
-        let captures = try FileManager.default.contentsOfDirectory(atPath: bench.directory.path).filter { $0.hasPrefix("capture-") }
-        XCTAssertEqual(captures.sorted(), ["capture-44100-2-S16_LE.wav", "capture-48000-2-S24_3LE.wav"])
+    /// Plays `first` then `second` through `captureperformat`: each in its own device format
+    /// (16 bits as S16_LE, 24 as S24_3LE), so in its own file, bit-exact.
+    private func assertReopened(_ first: FLACFixture, then second: FLACFixture, file: StaticString = #filePath, line: UInt = #line) throws {
+        let bench = try Bench()
+        let paths = [try bench.fixture("a.flac", first), try bench.fixture("b.flac", second)]
+        let result = try bench.play(paths, device: "captureperformat")
+        assertExit(result, 0, file: file, line: line)
+        XCTAssertEqual(PlaySummary(stderr: result.stderr)?.files, 2, result.stderr, file: file, line: line)
+        var names: [String] = []
+        for (path, fixture) in zip(paths, [first, second]) {
+            let format = fixture.bitsPerSample == 16 ? "S16_LE" : "S24_3LE"
+            let capture = try WAVFile(path: bench.alsa.captureFile(rate: fixture.sampleRate, channels: 2, format: format))
+            XCTAssertEqual(capture.containerBits, fixture.bitsPerSample, file: file, line: line)
+            assertSamplesEqual(try capture.samples(), try referenceDecode(path), channels: 2,
+                               "\(path) (\(format) \(fixture.sampleRate))", file: file, line: line)
+            names.append("capture-\(fixture.sampleRate)-2-\(format).wav")
+        }
+        XCTAssertEqual(try captureFiles(bench), names.sorted(), file: file, line: line)
     }
 
     /// 24 bits, then 16, then 24 again, at one rate: the device opened for the first holds every
@@ -128,12 +145,7 @@ final class BitExactPlaybackTests: XCTestCase {
         let fixtures = [FLACFixture(frames: 10007, sampleRate: 48000, bitsPerSample: 24, seed: 31),
                         FLACFixture(frames: 13001, sampleRate: 48000, bitsPerSample: 16, seed: 32),
                         FLACFixture(frames: 8191, sampleRate: 48000, bitsPerSample: 24, seed: 33)]
-        var paths: [String] = []
-        var expected: [Int32] = []
-        for (i, fixture) in fixtures.enumerated() {
-            paths.append(try bench.fixture("track\(i + 1).flac", fixture))
-            expected += try referenceDecode(paths[i])
-        }
+        let (paths, expected) = try tracks(fixtures, in: bench)
         let result = try bench.play(paths, device: "captureperformat")
         assertExit(result, 0)
         let lines = tonearmLines(result.stderr)
@@ -141,8 +153,7 @@ final class BitExactPlaybackTests: XCTestCase {
             let line = lines.first { $0.hasPrefix("[\(i + 1)/3]") } ?? "(no [\(i + 1)/3] line)"
             XCTAssertTrue(line.hasSuffix("(0:00, FLAC \(bits)-bit 48000 Hz 2 ch → S24_3LE 48000 Hz 2 ch)"), line)
         }
-        let captures = try FileManager.default.contentsOfDirectory(atPath: bench.directory.path).filter { $0.hasPrefix("capture-") }
-        XCTAssertEqual(captures, ["capture-48000-2-S24_3LE.wav"], "one device format, never reopened")
+        XCTAssertEqual(try captureFiles(bench), ["capture-48000-2-S24_3LE.wav"], "one device format, never reopened")
         let capture = try WAVFile(path: bench.alsa.captureFile(rate: 48000, channels: 2, format: "S24_3LE"))
         XCTAssertEqual(capture.frames, 10007 + 13001 + 8191, "frames at the device: no gap, no overlap")
         assertSamplesEqual(try capture.samples(), expected, channels: 2, "capture against the three references, concatenated")
@@ -151,17 +162,8 @@ final class BitExactPlaybackTests: XCTestCase {
     /// 16 bits, then 24 at the same rate: the 16-bit device would cut the second's low bits, so
     /// it is reopened in a format that holds them.
     func testMoreBitsReopenTheDevice() throws {
-        let bench = try Bench()
-        let first = try bench.fixture("a.flac", FLACFixture(frames: 22050, sampleRate: 48000, bitsPerSample: 16, seed: 41))
-        let second = try bench.fixture("b.flac", FLACFixture(frames: 24000, sampleRate: 48000, bitsPerSample: 24, seed: 42))
-        let result = try bench.play([first, second], device: "captureperformat")
-        assertExit(result, 0)
-        let captures = try FileManager.default.contentsOfDirectory(atPath: bench.directory.path).filter { $0.hasPrefix("capture-") }
-        XCTAssertEqual(captures.sorted(), ["capture-48000-2-S16_LE.wav", "capture-48000-2-S24_3LE.wav"])
-        assertSamplesEqual(try WAVFile(path: bench.alsa.captureFile(rate: 48000, channels: 2, format: "S16_LE")).samples(),
-                           try referenceDecode(first), channels: 2, "first track (S16_LE)")
-        assertSamplesEqual(try WAVFile(path: bench.alsa.captureFile(rate: 48000, channels: 2, format: "S24_3LE")).samples(),
-                           try referenceDecode(second), channels: 2, "second track (S24_3LE)")
+        try assertReopened(FLACFixture(frames: 22050, sampleRate: 48000, bitsPerSample: 16, seed: 41),
+                           then: FLACFixture(frames: 24000, sampleRate: 48000, bitsPerSample: 24, seed: 42))
     }
 
     /// Each status line names the device format its own track plays in, also when the
