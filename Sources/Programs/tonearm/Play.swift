@@ -21,8 +21,9 @@ struct Play: ParsableCommand {
             With FILE arguments, tonearm plays them itself, without the daemon. \
             Each file plays in its own format when the device takes it (bit-perfect at 100 % \
             volume); otherwise it is resampled with libsoxr and its channels mapped. Consecutive \
-            files of one format play with no gap; a change of format reconfigures the device \
-            between them. An underrun is recovered and counted (logged at most once a second); a \
+            files of one format play with no gap, and so does a file of fewer bits after more \
+            at the same rate and channels (in the open device's format, still bit-perfect); any \
+            other change of format reconfigures the device between them. An underrun is recovered and counted (logged at most once a second); a \
             device that fails or stops consuming is closed and reopened every --reopen-interval \
             milliseconds, and playback continues where it stopped. A device that cannot be opened \
             at all is an error. One status line per track goes to standard error.
