@@ -71,7 +71,6 @@ final class BitExactPlaybackTests: XCTestCase {
                                        seekTable: false, blockSize: 1152))
     }
 
-    /// Three files of one format in one run: the device gets exactly their concatenation.
     /// The fixtures as `track1.flac`, `track2.flac`… and their reference decodes, concatenated.
     private func tracks(_ fixtures: [FLACFixture], in bench: Bench) throws -> (paths: [String], expected: [Int32]) {
         var paths: [String] = []
@@ -88,6 +87,7 @@ final class BitExactPlaybackTests: XCTestCase {
         try FileManager.default.contentsOfDirectory(atPath: bench.directory.path).filter { $0.hasPrefix("capture-") }.sorted()
     }
 
+    /// Three files of one format in one run: the device gets exactly their concatenation.
     func testGaplessSameFormat() throws {
         let bench = try Bench()
         // Odd lengths, so track ends fall inside ALSA periods and FLAC blocks.

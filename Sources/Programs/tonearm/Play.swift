@@ -23,10 +23,11 @@ struct Play: ParsableCommand {
             volume); otherwise it is resampled with libsoxr and its channels mapped. Consecutive \
             files of one format play with no gap, and so does a file of fewer bits after more \
             at the same rate and channels (in the open device's format, still bit-perfect); any \
-            other change of format reconfigures the device between them. An underrun is recovered and counted (logged at most once a second); a \
-            device that fails or stops consuming is closed and reopened every --reopen-interval \
-            milliseconds, and playback continues where it stopped. A device that cannot be opened \
-            at all is an error. One status line per track goes to standard error.
+            other change of format reconfigures the device between them. An underrun is \
+            recovered and counted (logged at most once a second); a device that fails or stops \
+            consuming is closed and reopened every --reopen-interval milliseconds, and playback \
+            continues where it stopped. A device that cannot be opened at all is an error. One \
+            status line per track goes to standard error.
             Exit status: 0 when every file played, 1 when a file or the device failed, 130 on Ctrl-C.
             """
     )
