@@ -118,7 +118,7 @@ final class BitExactPlaybackTests: XCTestCase {
     }
 
     /// Plays `first` then `second` through `captureperformat`: each in its own device format
-    /// (16 bits as S16_LE, 24 as S24_3LE), so in its own file, bit-exact.
+    /// (`expectedContainer`), so in its own file, bit-exact.
     private func assertReopened(_ first: FLACFixture, then second: FLACFixture, file: StaticString = #filePath, line: UInt = #line) throws {
         let bench = try Bench()
         let paths = [try bench.fixture("a.flac", first), try bench.fixture("b.flac", second)]
@@ -127,9 +127,9 @@ final class BitExactPlaybackTests: XCTestCase {
         XCTAssertEqual(PlaySummary(stderr: result.stderr)?.files, 2, result.stderr, file: file, line: line)
         var names: [String] = []
         for (path, fixture) in zip(paths, [first, second]) {
-            let format = fixture.bitsPerSample == 16 ? "S16_LE" : "S24_3LE"
+            let (format, bits) = expectedContainer(bits: fixture.bitsPerSample)
             let capture = try WAVFile(path: bench.alsa.captureFile(rate: fixture.sampleRate, channels: 2, format: format))
-            XCTAssertEqual(capture.containerBits, fixture.bitsPerSample, file: file, line: line)
+            XCTAssertEqual(capture.containerBits, bits, file: file, line: line)
             assertSamplesEqual(try capture.samples(), try referenceDecode(path), channels: 2,
                                "\(path) (\(format) \(fixture.sampleRate))", file: file, line: line)
             names.append("capture-\(fixture.sampleRate)-2-\(format).wav")
